@@ -1,0 +1,78 @@
+"""Cancellation that works from any thread: ``AbortController`` and its ``AbortSignal``.
+
+A signal passed as ``signal=`` to a stream ends it with an ``error`` event (reason
+``aborted``) carrying what had arrived so far, and closes the connection. ``abort()`` may be
+called from a signal handler, another thread or another task.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+
+class AbortSignal:
+    """Read side of an :class:`AbortController`."""
+
+    __slots__ = ("_callbacks", "_lock", "_reason", "aborted")
+
+    def __init__(self) -> None:
+        self.aborted = False
+        self._reason: str | None = None
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def reason(self) -> str | None:
+        """The reason given to ``abort()``, if any."""
+        return self._reason
+
+    def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` (once) on abort, at once if already aborted; returns a remover.
+
+        The callback runs in the thread that calls ``abort()``: it must be thread-safe
+        (typically ``loop.call_soon_threadsafe(...)``).
+        """
+        with self._lock:
+            if not self.aborted:
+                self._callbacks.append(callback)
+                return lambda: self._remove(callback)
+        callback()
+        return lambda: None
+
+    def _remove(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+    def _abort(self, reason: str | None) -> None:
+        with self._lock:
+            if self.aborted:
+                return
+            self.aborted = True
+            self._reason = reason
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def throw_if_aborted(self) -> None:
+        """Raise :class:`AbortedError` if the signal has fired."""
+        if self.aborted:
+            raise AbortedError(self._reason or "Request was aborted")
+
+
+class AbortController:
+    """Owns an :class:`AbortSignal` and fires it."""
+
+    __slots__ = ("signal",)
+
+    def __init__(self) -> None:
+        self.signal = AbortSignal()
+
+    def abort(self, reason: str | None = None) -> None:
+        """Fire the signal; later calls do nothing."""
+        self.signal._abort(reason)
+
+
+class AbortedError(Exception):
+    """Raised inside tools and callbacks that check a fired signal."""

@@ -1,0 +1,115 @@
+"""The entry points: ``(model, context, options) -> stream of events``.
+
+``stream``/``complete`` take the adapter's own options; ``stream_simple``/``complete_simple``
+take one ``reasoning`` level that each adapter maps to its provider. The ``*_sync`` variants
+serve scripts and notebooks: they run the call on a background event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import Future
+from typing import Any, TypeVar, Unpack
+
+from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.events import AssistantMessageEvent
+from tau.ai.options import ProviderStreamOptions, SimpleStreamOptions
+from tau.ai.registry import resolve_api_provider
+from tau.ai.types import AssistantMessage, Context, Model
+
+T = TypeVar("T")
+
+
+def stream(
+    model: Model, context: Context, **options: Unpack[ProviderStreamOptions]
+) -> AssistantMessageEventStream:
+    """Stream one response with the adapter's own options.
+
+    Raises :class:`~tau.ai.registry.UnknownApiError` if no adapter serves ``model.api``;
+    everything after that (HTTP, network, provider errors, aborts) arrives as an ``error``
+    event.
+    """
+    return resolve_api_provider(model.api).stream(model, context, options)
+
+
+async def complete(
+    model: Model, context: Context, **options: Unpack[ProviderStreamOptions]
+) -> AssistantMessage:
+    """The final message of :func:`stream` (check ``stop_reason`` for errors)."""
+    return await stream(model, context, **options).result()
+
+
+def stream_simple(
+    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+) -> AssistantMessageEventStream:
+    """Stream one response with the unified ``reasoning`` level mapped per provider."""
+    return resolve_api_provider(model.api).stream_simple(model, context, options)
+
+
+async def complete_simple(
+    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+) -> AssistantMessage:
+    """The final message of :func:`stream_simple`."""
+    return await stream_simple(model, context, **options).result()
+
+
+# --------------------------------------------------------------------------- sync conveniences
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    # One long-lived loop thread, so sync calls share a pooled HTTP client like async ones.
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="tau-sync-loop", daemon=True).start()
+            _loop = loop
+        return _loop
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    future: Future[T] = asyncio.run_coroutine_threadsafe(coro, _background_loop())
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        future.cancel()
+        raise
+
+
+def complete_sync(
+    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+) -> AssistantMessage:
+    """:func:`complete_simple` for synchronous code (works inside a running loop too)."""
+    return _run(complete_simple(model, context, **options))
+
+
+def stream_sync(
+    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+) -> Iterator[AssistantMessageEvent]:
+    """Iterate :func:`stream_simple`'s events from synchronous code.
+
+    Leaving the loop early (``break``, an exception) aborts the call and closes its connection.
+    """
+    events: queue.SimpleQueue[AssistantMessageEvent | None] = queue.SimpleQueue()
+
+    async def pump() -> None:
+        s = stream_simple(model, context, **options)
+        try:
+            async for event in s:
+                events.put(event)
+        finally:
+            await s.aclose()
+            events.put(None)
+
+    future = asyncio.run_coroutine_threadsafe(pump(), _background_loop())
+    try:
+        while (event := events.get()) is not None:
+            yield event
+    finally:
+        future.cancel()

@@ -1,0 +1,172 @@
+"""``EventStream``: a producer pushes, a consumer pulls.
+
+A faster producer buffers in a queue; a faster consumer waits, and the next pushed event is
+handed straight to it. The terminal event (decided by ``is_complete``) is still delivered, then
+everything pushed after it is dropped. ``await stream.result()`` gives the final value.
+
+The same class carries provider events to the agent loop and agent events to a UI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Generator
+from typing import Any, Generic, TypeVar
+
+from tau.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent
+from tau.ai.types import AssistantMessage
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_END: Any = object()
+
+
+class EventStream(Generic[T, R]):
+    """An async stream of events of type ``T`` with a final result of type ``R``.
+
+    Several consumers may iterate at once; each event goes to exactly one of them. A consumer
+    that stops early (``break``) cancels the producer once no other consumer is left, so an
+    abandoned stream never keeps a connection or a task alive.
+    """
+
+    __slots__ = (
+        "_consumers",
+        "_done",
+        "_extract_result",
+        "_is_complete",
+        "_on_close",
+        "_queue",
+        "_result",
+        "_waiters",
+    )
+
+    def __init__(
+        self,
+        is_complete: Callable[[T], bool],
+        extract_result: Callable[[T], R],
+    ) -> None:
+        self._is_complete = is_complete
+        self._extract_result = extract_result
+        self._queue: deque[T] = deque()
+        self._waiters: deque[asyncio.Future[T]] = deque()
+        self._done = False
+        self._result: asyncio.Future[R] | None = None
+        self._on_close: Callable[[], None] | None = None
+        self._consumers = 0
+
+    # ----------------------------------------------------------------------- producer side
+
+    @property
+    def done(self) -> bool:
+        """Whether the terminal event was pushed (or the stream was ended)."""
+        return self._done
+
+    def push(self, event: T) -> None:
+        """Deliver ``event``; dropped silently once the stream is done."""
+        if self._done:
+            return
+        if self._is_complete(event):
+            self._done = True
+            self._set_result(self._extract_result(event))
+        waiters = self._waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(event)
+                break
+        else:
+            self._queue.append(event)
+        if self._done:
+            self._wake_all()
+
+    def end(self, result: R | None = None) -> None:
+        """Mark the stream finished; waiting consumers stop once the queue is drained."""
+        self._done = True
+        if result is not None:
+            self._set_result(result)
+        self._wake_all()
+
+    def set_on_close(self, callback: Callable[[], None] | None) -> None:
+        """Register what to do when every consumer has left before the end (cancel the producer)."""
+        self._on_close = callback
+
+    def _set_result(self, value: R) -> None:
+        fut = self._result
+        if fut is None:
+            fut = self._result = _new_future()
+        if not fut.done():
+            fut.set_result(value)
+
+    def _wake_all(self) -> None:
+        waiters = self._waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(_END)
+
+    # ----------------------------------------------------------------------- consumer side
+
+    def __aiter__(self) -> AsyncIterator[T]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[T]:
+        self._consumers += 1
+        try:
+            queue = self._queue
+            while True:
+                if queue:
+                    yield queue.popleft()
+                    continue
+                if self._done:
+                    return
+                waiter: asyncio.Future[T] = _new_future()
+                self._waiters.append(waiter)
+                event = await waiter
+                if event is _END:
+                    return
+                yield event
+        finally:
+            self._consumers -= 1
+            if not self._done and self._consumers == 0 and self._on_close is not None:
+                self._on_close()
+
+    async def result(self) -> R:
+        """The final value, once the terminal event has been pushed."""
+        if self._result is None:
+            self._result = _new_future()
+        return await asyncio.shield(self._result)
+
+    def __await__(self) -> Generator[Any, None, R]:
+        return self.result().__await__()
+
+    async def aclose(self) -> None:
+        """Stop consuming: cancels the producer if the stream has not finished."""
+        if not self._done and self._on_close is not None:
+            self._on_close()
+
+
+def _new_future() -> asyncio.Future[Any]:
+    return asyncio.get_running_loop().create_future()
+
+
+def _is_terminal(event: AssistantMessageEvent) -> bool:
+    return event.type == "done" or event.type == "error"
+
+
+def _final_message(event: AssistantMessageEvent) -> AssistantMessage:
+    if isinstance(event, DoneEvent):
+        return event.message
+    if isinstance(event, ErrorEvent):
+        return event.error
+    raise TypeError(f"not a terminal event: {event!r}")
+
+
+class AssistantMessageEventStream(EventStream[AssistantMessageEvent, AssistantMessage]):
+    """The stream of one LLM response: ends with ``done`` or ``error``; result is the message."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(_is_terminal, _final_message)

@@ -1,0 +1,1 @@
+"""Provider-independent helpers: partial JSON, validation, handoff, overflow, sanitising."""

@@ -1,0 +1,1 @@
+"""tau.cli: the ``tau`` command (built on tau.agent)."""
