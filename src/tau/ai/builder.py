@@ -9,6 +9,7 @@ aborts in the stream (never raised), and the connection closed on abort or early
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -234,6 +235,26 @@ class MessageBuilder:
         msg.stop_reason = reason
         msg.error_message = error_message
         self._push(ErrorEvent(reason, msg))  # type: ignore[arg-type]
+
+
+async def apply_on_payload(
+    options: Mapping[str, Any], payload: dict[str, Any], model: Model
+) -> dict[str, Any]:
+    """Run the ``on_payload`` hook (sync or async); a returned dict replaces the payload.
+
+    An exception in the hook propagates, so it ends the stream as an ``error`` event.
+    """
+    hook = options.get("on_payload")
+    if hook is None:
+        return payload
+    result = hook(payload, model)
+    if inspect.isawaitable(result):
+        result = await result
+    if result is None:
+        return payload
+    if not isinstance(result, dict):
+        raise ProviderError(f"on_payload must return a dict or None, not {type(result).__name__}")
+    return result
 
 
 def describe_error(exc: BaseException) -> str:
