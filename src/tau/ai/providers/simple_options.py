@@ -60,9 +60,9 @@ def adjust_max_tokens_for_thinking(
     The budget is added on top of the requested output, capped by the model's limit; when the
     cap leaves no room, the budget shrinks so that at least ``MIN_OUTPUT_TOKENS`` remain.
     """
-    budgets: dict[str, int] = {**DEFAULT_THINKING_BUDGETS, **(custom_budgets or {})}
     clamped = clamp_reasoning(level) or "high"
-    budget = budgets[clamped]
+    custom = custom_budgets or {}
+    budget = custom.get(clamped) or DEFAULT_THINKING_BUDGETS.get(clamped) or 0
     max_tokens = min(base_max_tokens + budget, model_max_tokens)
     if max_tokens <= budget:
         budget = max(0, max_tokens - MIN_OUTPUT_TOKENS)
