@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from tau.ai.types import Model, ThinkingBudgets, ThinkingLevel
 
@@ -61,8 +61,8 @@ def adjust_max_tokens_for_thinking(
     cap leaves no room, the budget shrinks so that at least ``MIN_OUTPUT_TOKENS`` remain.
     """
     clamped = clamp_reasoning(level) or "high"
-    custom = custom_budgets or {}
-    budget = custom.get(clamped) or DEFAULT_THINKING_BUDGETS.get(clamped) or 0
+    budgets = cast(dict[str, int], {**DEFAULT_THINKING_BUDGETS, **(custom_budgets or {})})
+    budget = budgets[clamped]
     max_tokens = min(base_max_tokens + budget, model_max_tokens)
     if max_tokens <= budget:
         budget = max(0, max_tokens - MIN_OUTPUT_TOKENS)
