@@ -6,6 +6,7 @@ the first call for its ``model.api``.
 
 from tau.ai.abort import AbortController, AbortedError, AbortSignal
 from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
+from tau.ai.catalog import get_model, get_models, get_providers, models_are_equal
 from tau.ai.entry import (
     complete,
     complete_simple,
@@ -14,7 +15,8 @@ from tau.ai.entry import (
     stream_simple,
     stream_sync,
 )
-from tau.ai.event_stream import AssistantMessageEventStream, EventStream
+from tau.ai.env_keys import get_env_api_key
+from tau.ai.event_stream import AssistantMessageEventStream, EventStream, StreamEndedError
 from tau.ai.events import (
     AssistantMessageEvent,
     DoneEvent,
@@ -99,6 +101,7 @@ __all__ = [
     "SimpleStreamOptions",
     "StartEvent",
     "StopReason",
+    "StreamEndedError",
     "StreamOptions",
     "TextContent",
     "TextDeltaEvent",
@@ -131,10 +134,15 @@ __all__ = [
     "from_json",
     "get_api_provider",
     "get_api_providers",
+    "get_env_api_key",
+    "get_model",
+    "get_models",
+    "get_providers",
     "launch_stream",
     "load_context",
     "load_message",
     "load_model",
+    "models_are_equal",
     "parse_streaming_json",
     "register_api_provider",
     "stream",

@@ -295,7 +295,8 @@ def launch_stream(
             await run(builder)
             builder.done()
         except asyncio.CancelledError:
-            builder.fail(ABORTED_MESSAGE, aborted=True)
+            reason = signal.reason if signal is not None and signal.aborted else None
+            builder.fail(reason or ABORTED_MESSAGE, aborted=True)
         except AbortedError as exc:
             builder.fail(describe_error(exc), aborted=True)
         except Exception as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from tau.ai.events import AssistantMessageEvent, DoneEvent, ErrorEvent
 from tau.ai.types import AssistantMessage
@@ -21,6 +21,11 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _END: Any = object()
+_NO_RESULT = "the stream ended without a terminal event or a result"
+
+
+class StreamEndedError(RuntimeError):
+    """``result()`` of a stream that was ended without a result."""
 
 
 class EventStream(Generic[T, R]):
@@ -82,10 +87,16 @@ class EventStream(Generic[T, R]):
             self._wake_all()
 
     def end(self, result: R | None = None) -> None:
-        """Mark the stream finished; waiting consumers stop once the queue is drained."""
+        """Mark the stream finished; waiting consumers stop once the queue is drained.
+
+        Ending with neither a terminal event nor ``result`` makes :meth:`result` raise
+        :class:`StreamEndedError` instead of waiting forever.
+        """
         self._done = True
         if result is not None:
             self._set_result(result)
+        elif self._result is not None and not self._result.done():
+            self._result.set_exception(StreamEndedError(_NO_RESULT))
         self._wake_all()
 
     def set_on_close(self, callback: Callable[[], None] | None) -> None:
@@ -133,8 +144,13 @@ class EventStream(Generic[T, R]):
                 self._on_close()
 
     async def result(self) -> R:
-        """The final value, once the terminal event has been pushed."""
+        """The final value, once the terminal event has been pushed.
+
+        Raises :class:`StreamEndedError` if the stream was ended without one.
+        """
         if self._result is None:
+            if self._done:
+                raise StreamEndedError(_NO_RESULT)
             self._result = _new_future()
         return await asyncio.shield(self._result)
 
@@ -145,6 +161,14 @@ class EventStream(Generic[T, R]):
         """Stop consuming: cancels the producer if the stream has not finished."""
         if not self._done and self._on_close is not None:
             self._on_close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        # ``break`` in ``async for`` closes the iterator only when it is garbage-collected;
+        # ``async with stream:`` makes leaving early cancel the producer deterministically.
+        await self.aclose()
 
 
 def _new_future() -> asyncio.Future[Any]:

@@ -25,8 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
+from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.serialization import dump_context
 from tau.ai.types import (
     AssistantContent,
     Context,
@@ -43,7 +44,9 @@ from tau.ai.utils.cost import calculate_cost
 __all__ = [
     "FauxResponse",
     "FauxScript",
+    "faux_calls",
     "faux_model",
+    "faux_payloads",
     "stream",
     "stream_simple",
     "text",
@@ -99,6 +102,7 @@ class _ScriptState:
     script: FauxScript | None
     position: int = 0
     calls: list[tuple[Context, dict[str, Any]]] = field(default_factory=list)
+    payloads: list[dict[str, Any]] = field(default_factory=list)
 
 
 _scripts: dict[str, _ScriptState] = {}
@@ -134,6 +138,20 @@ def faux_model(
 def faux_calls(model: Model) -> list[tuple[Context, dict[str, Any]]]:
     """Every ``(context, options)`` a faux model was called with, in order (for tests)."""
     return _state(model).calls
+
+
+def faux_payloads(model: Model) -> list[dict[str, Any]]:
+    """The request bodies a faux model "sent", after ``on_payload``, in order (for tests)."""
+    return _state(model).payloads
+
+
+def _payload(model: Model, context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
+    # What a real adapter would send: the model, the pi-format context, the sampling options.
+    payload: dict[str, Any] = {"model": model.id, **dump_context(context)}
+    for key in ("max_tokens", "temperature", "reasoning"):
+        if options.get(key) is not None:
+            payload[key] = options[key]
+    return payload
 
 
 def _state(model: Model) -> _ScriptState:
@@ -204,6 +222,8 @@ def stream(
     """Stream the model's next scripted response."""
 
     async def run(out: MessageBuilder) -> None:
+        payload = await apply_on_payload(options, _payload(model, context, options), model)
+        _state(model).payloads.append(payload)
         response = _next_response(model, context, options)
         if response.first_delay:
             await asyncio.sleep(response.first_delay)
