@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tau.ai import Context, ModelCost, UserMessage, calculate_cost, complete
+from tau.ai import Context, Model, ModelCost, UserMessage, calculate_cost, complete
 from tau.ai.providers.faux import FauxResponse, faux_model, text
 from tau.ai.types import Usage
 
 
-def _model(**prices: float):  # type: ignore[no-untyped-def]
+def _model(**prices: float) -> Model:
     model = faux_model()
     model.cost = ModelCost(**prices)
     return model

@@ -104,8 +104,8 @@ def dump_content(block: AssistantContent | UserContent) -> JsonDict:
         out = {"type": "thinking", "thinking": block.thinking}
         if block.thinking_signature is not None:
             out["thinkingSignature"] = block.thinking_signature
-        if block.redacted:
-            out["redacted"] = True
+        if block.redacted is not None:
+            out["redacted"] = block.redacted
         return out
     if isinstance(block, ToolCall):
         out = {"type": "toolCall", "id": block.id, "name": block.name, "arguments": block.arguments}
@@ -155,6 +155,11 @@ def _load_blocks(items: list[Any], allowed: tuple[type, ...], path: str) -> list
 # --------------------------------------------------------------------------- usage
 
 
+def _js_number(value: float) -> float | int:
+    # JavaScript writes 3.0 as 3: dumping whole floats as ints keeps the text pi's, byte for byte.
+    return int(value) if value.is_integer() else value
+
+
 def dump_usage(usage: Usage) -> JsonDict:
     """Usage as pi JSON (``reasoning`` only when known, an extension pi ignores)."""
     c = usage.cost
@@ -165,11 +170,11 @@ def dump_usage(usage: Usage) -> JsonDict:
         "cacheWrite": usage.cache_write,
         "totalTokens": usage.total_tokens,
         "cost": {
-            "input": c.input,
-            "output": c.output,
-            "cacheRead": c.cache_read,
-            "cacheWrite": c.cache_write,
-            "total": c.total,
+            "input": _js_number(c.input),
+            "output": _js_number(c.output),
+            "cacheRead": _js_number(c.cache_read),
+            "cacheWrite": _js_number(c.cache_write),
+            "total": _js_number(c.total),
         },
     }
     if usage.reasoning is not None:
@@ -380,10 +385,10 @@ def dump_model(model: Model) -> JsonDict:
         "reasoning": model.reasoning,
         "input": list(model.input),
         "cost": {
-            "input": model.cost.input,
-            "output": model.cost.output,
-            "cacheRead": model.cost.cache_read,
-            "cacheWrite": model.cost.cache_write,
+            "input": _js_number(model.cost.input),
+            "output": _js_number(model.cost.output),
+            "cacheRead": _js_number(model.cost.cache_read),
+            "cacheWrite": _js_number(model.cost.cache_write),
         },
         "contextWindow": model.context_window,
         "maxTokens": model.max_tokens,

@@ -1,0 +1,74 @@
+"""``import tau.ai`` stays light: no adapter, no HTTP library, no pydantic; the first call
+imports only the adapter of its api."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+PROBE = """
+import json, sys
+import tau.ai
+after_import = sorted(sys.modules)
+import asyncio
+from tau.ai import Context, UserMessage, complete, get_model
+get_model("anthropic", "claude-sonnet-4-5")
+echo = get_model("faux", "echo")
+after_catalog = sorted(sys.modules)
+message = asyncio.run(complete(echo, Context([UserMessage("x")])))
+assert message.text == "x", message
+after_call = sorted(sys.modules)
+print(json.dumps([after_import, after_catalog, after_call]))
+"""
+
+
+def _run_probe() -> tuple[set[str], set[str], set[str]]:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], check=True, capture_output=True, text=True, env=env
+    ).stdout
+    a, b, c = json.loads(out)
+    return set(a), set(b), set(c)
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    roots = {
+        "httpx",
+        "httpx2",
+        "httpcore",
+        "h11",
+        "h2",
+        "anyio",
+        "pydantic",
+        "pydantic_core",
+        "botocore",
+        "boto3",
+        "google",
+        "llama_cpp",
+        "anthropic",
+        "openai",
+        "jsonschema_rs",
+    }
+    return sorted(m for m in modules if m.split(".")[0] in roots)
+
+
+def test_import_loads_no_adapter_no_http_and_no_pydantic() -> None:
+    after_import, after_catalog, _ = _run_probe()
+    assert [m for m in after_import if m.startswith("tau.ai.providers")] == []
+    assert _heavy(after_import) == []
+    assert not any(m.startswith(("tau.agent", "tau.cli")) for m in after_import)
+    # A catalog lookup loads data, not code.
+    assert [m for m in after_catalog if m.startswith("tau.ai.providers")] == []
+    assert _heavy(after_catalog) == []
+
+
+def test_first_call_imports_only_its_adapter() -> None:
+    _, after_catalog, after_call = _run_probe()
+    new = sorted(m for m in after_call - after_catalog if m.startswith("tau.ai.providers"))
+    assert new == ["tau.ai.providers", "tau.ai.providers.faux"]
+    assert _heavy(after_call) == []

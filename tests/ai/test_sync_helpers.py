@@ -1,0 +1,71 @@
+"""complete_sync and stream_sync, for scripts and notebooks."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from tau.ai import AbortController, Context, UserMessage, complete_sync, stream_sync
+from tau.ai import builder as builder_module
+from tau.ai import entry as entry_module
+from tau.ai.providers.faux import FauxResponse, faux_model, text
+
+from .streamcheck import check_grammar
+
+CTX = Context([UserMessage("hi")])
+
+
+def test_complete_sync() -> None:
+    message = complete_sync(faux_model([FauxResponse(["sync hello"])]), CTX)
+    assert message.text == "sync hello"
+    assert message.stop_reason == "stop"
+
+
+def test_complete_sync_reports_errors_in_the_message() -> None:
+    message = complete_sync(faux_model([FauxResponse([text("x")], error="bad gateway")]), CTX)
+    assert message.stop_reason == "error" and message.error_message == "bad gateway"
+
+
+async def test_complete_sync_inside_a_running_loop() -> None:
+    message = complete_sync(faux_model([FauxResponse(["from a loop"])]), CTX)
+    assert message.text == "from a loop"
+
+
+def test_stream_sync_yields_the_whole_grammar() -> None:
+    events = list(stream_sync(faux_model([FauxResponse(["one two three"], chunk_size=3)]), CTX))
+    check_grammar(events)
+    assert "".join(e.delta for e in events if e.type == "text_delta") == "one two three"  # type: ignore[union-attr]
+
+
+def _background_producers() -> int:
+    loop = entry_module._background_loop()
+
+    async def count() -> int:
+        return len(builder_module._running)
+
+    return asyncio.run_coroutine_threadsafe(count(), loop).result(timeout=5)
+
+
+def test_breaking_out_of_stream_sync_cancels_the_call() -> None:
+    long = FauxResponse([text("x" * 2000)], chunk_size=1, delay=0.001)
+    events = stream_sync(faux_model([long]), CTX)
+    for event in events:
+        if event.type == "text_delta":
+            break
+    events.close()  # what leaving a for loop does once the generator is dropped
+    deadline = time.monotonic() + 5
+    while _background_producers() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _background_producers() == 0
+
+
+def test_stream_sync_abort_signal() -> None:
+    controller = AbortController()
+    long = FauxResponse([text("y" * 2000)], chunk_size=1, delay=0.001)
+    seen = []
+    for event in stream_sync(faux_model([long]), CTX, signal=controller.signal):
+        seen.append(event)
+        if len(seen) == 5:
+            controller.abort()
+    check_grammar(seen)
+    assert seen[-1].type == "error" and seen[-1].reason == "aborted"
