@@ -10,15 +10,16 @@ proxy ``base_url``, extra ``headers``) without affecting anyone else's.
 
 from __future__ import annotations
 
-import json
+import os
 import threading
-from importlib import resources
 from typing import Any
 
 from tau.ai.serialization import load_model
 from tau.ai.types import Model
 
-_DATA_FILE = "catalog_data.json"
+# A plain path, not importlib.resources: that import alone would double the cost of
+# ``import tau.ai``, and the package is always installed as files.
+_DATA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalog_data.json")
 
 _lock = threading.Lock()
 _index: dict[str, dict[str, Any]] | None = None  # provider -> id -> pi-format model JSON
@@ -31,7 +32,10 @@ def _catalog() -> dict[str, dict[str, Any]]:
     if index is None:
         with _lock:
             if _index is None:
-                raw = json.loads(resources.files("tau.ai").joinpath(_DATA_FILE).read_bytes())
+                import json
+
+                with open(_DATA_FILE, "rb") as f:
+                    raw = json.load(f)
                 _source = raw["source"]
                 _index = {
                     provider: {m["id"]: m for m in models}

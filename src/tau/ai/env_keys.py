@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from tau.ai.types import Model
@@ -57,13 +56,11 @@ def _env(name: str) -> str | None:
 
 
 def _has_adc() -> bool:
-    path = _env("GOOGLE_APPLICATION_CREDENTIALS")
-    adc = (
-        Path(path)
-        if path
-        else Path.home() / ".config" / "gcloud" / "application_default_credentials.json"
+    # os.path rather than pathlib: this module is imported by ``import tau.ai``.
+    path = _env("GOOGLE_APPLICATION_CREDENTIALS") or os.path.expanduser(
+        "~/.config/gcloud/application_default_credentials.json"
     )
-    return adc.is_file()
+    return os.path.isfile(path)
 
 
 def _vertex_key() -> str | None:

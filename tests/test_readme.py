@@ -1,0 +1,68 @@
+"""The README's examples run as written: the quick start, and every block marked runnable."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+
+
+def _quick_start() -> str:
+    section = README.split("## Quick start", 1)[1]
+    match = _BLOCK.search(section)
+    assert match, "no python block under '## Quick start'"
+    return match.group(1)
+
+
+def _runnable_blocks() -> list[str]:
+    return re.findall(r"^<!-- runnable -->\n```python\n(.*?)^```", README, re.S | re.M)
+
+
+def _run(code: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_readme_keeps_the_two_setup_commands_at_the_top() -> None:
+    top = README.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    assert [line.split()[:2] for line in top] == [
+        ["bash", "scripts/demo.sh"],
+        ["bash", "scripts/test.sh"],
+    ]
+
+
+def test_quick_start_runs() -> None:
+    out = _run(_quick_start())
+    assert "Hello from tau!" in out
+    assert "stop" in out
+
+
+# What the marked blocks print, in order (a new block needs an entry here).
+EXPECTED = [
+    ["It is sunny in Paris.", "aborted 'a long answer", "echo me"],
+    ["HELLO"],
+]
+
+
+def test_every_runnable_block_has_expectations() -> None:
+    assert len(_runnable_blocks()) == len(EXPECTED)
+
+
+@pytest.mark.parametrize("index", range(len(EXPECTED)))
+def test_runnable_blocks_run(index: int) -> None:
+    out = _run(_runnable_blocks()[index])
+    for expected in EXPECTED[index]:
+        assert expected in out, (expected, out)
