@@ -198,3 +198,30 @@ async def test_late_consumer_of_a_finished_stream_does_not_hang() -> None:
 
 async def _gather(s: object) -> list[AssistantMessageEvent]:
     return [e async for e in s]  # type: ignore[attr-defined]
+
+
+async def test_cancelling_complete_cancels_the_call() -> None:
+    from tau.ai import complete, complete_simple
+
+    for entry in (complete, complete_simple):
+        model = faux_model([_slow(text(LONG_TEXT))])
+        task = asyncio.create_task(entry(model, CTX))
+        await asyncio.sleep(0.05)
+        assert builder_module._running  # the call is streaming
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        assert task.cancelled()
+        await _no_producers_left()
+
+
+async def test_complete_with_a_timeout_cancels_the_call() -> None:
+    from tau.ai import complete
+
+    model = faux_model([_slow(text(LONG_TEXT))])
+    try:
+        await asyncio.wait_for(complete(model, CTX), timeout=0.05)
+    except TimeoutError:
+        pass
+    else:
+        raise AssertionError("expected a timeout")
+    await _no_producers_left()

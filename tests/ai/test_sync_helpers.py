@@ -5,7 +5,17 @@ from __future__ import annotations
 import asyncio
 import time
 
-from tau.ai import AbortController, Context, UserMessage, complete_sync, stream_sync
+import pytest
+
+from tau.ai import (
+    AbortController,
+    Context,
+    Model,
+    UnknownApiError,
+    UserMessage,
+    complete_sync,
+    stream_sync,
+)
 from tau.ai import builder as builder_module
 from tau.ai import entry as entry_module
 from tau.ai.providers.faux import FauxResponse, faux_model, text
@@ -69,3 +79,11 @@ def test_stream_sync_abort_signal() -> None:
             controller.abort()
     check_grammar(seen)
     assert seen[-1].type == "error" and seen[-1].reason == "aborted"
+
+
+def test_sync_helpers_raise_unknown_api_instead_of_hanging() -> None:
+    model = Model(id="x", name="x", api="no-such-api", provider="p", base_url="")
+    with pytest.raises(UnknownApiError, match="no-such-api"):
+        list(stream_sync(model, CTX))
+    with pytest.raises(UnknownApiError, match="no-such-api"):
+        complete_sync(model, CTX)

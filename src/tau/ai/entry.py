@@ -35,11 +35,23 @@ def stream(
     return resolve_api_provider(model.api).stream(model, context, options)
 
 
+async def _final_message(s: AssistantMessageEventStream) -> AssistantMessage:
+    try:
+        return await s.result()
+    except asyncio.CancelledError:
+        # Nobody else holds this stream: a cancelled caller must not leave the request running.
+        await s.aclose()
+        raise
+
+
 async def complete(
     model: Model, context: Context, **options: Unpack[ProviderStreamOptions]
 ) -> AssistantMessage:
-    """The final message of :func:`stream` (check ``stop_reason`` for errors)."""
-    return await stream(model, context, **options).result()
+    """The final message of :func:`stream` (check ``stop_reason`` for errors).
+
+    Cancelling the awaiting task cancels the call and closes its connection.
+    """
+    return await _final_message(stream(model, context, **options))
 
 
 def stream_simple(
@@ -52,8 +64,8 @@ def stream_simple(
 async def complete_simple(
     model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
 ) -> AssistantMessage:
-    """The final message of :func:`stream_simple`."""
-    return await stream_simple(model, context, **options).result()
+    """The final message of :func:`stream_simple` (cancelling it cancels the call)."""
+    return await _final_message(stream_simple(model, context, **options))
 
 
 # --------------------------------------------------------------------------- sync conveniences
@@ -96,20 +108,28 @@ def stream_sync(
 
     Leaving the loop early (``break``, an exception) aborts the call and closes its connection.
     """
-    events: queue.SimpleQueue[AssistantMessageEvent | None] = queue.SimpleQueue()
+    events: queue.SimpleQueue[AssistantMessageEvent | Exception | None] = queue.SimpleQueue()
 
     async def pump() -> None:
-        s = stream_simple(model, context, **options)
         try:
-            async for event in s:
-                events.put(event)
+            s = stream_simple(model, context, **options)
+            try:
+                async for event in s:
+                    events.put(event)
+            finally:
+                await s.aclose()
+        except Exception as exc:
+            # Raised before the stream existed (an unknown api): re-raised in the caller's
+            # thread, which would otherwise wait forever for an end that never comes.
+            events.put(exc)
         finally:
-            await s.aclose()
             events.put(None)
 
     future = asyncio.run_coroutine_threadsafe(pump(), _background_loop())
     try:
-        while (event := events.get()) is not None:
-            yield event
+        while (item := events.get()) is not None:
+            if isinstance(item, Exception):
+                raise item
+            yield item
     finally:
         future.cancel()
