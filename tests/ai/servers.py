@@ -1,0 +1,223 @@
+"""A tiny scripted HTTP/1.1 server on 127.0.0.1 for tests, replays, faults and benchmarks.
+
+Each request gets the next :class:`Reply` (or whatever ``handler(request)`` returns). A reply's
+``body`` is a list of steps: ``bytes`` are written as one chunk (chunked transfer encoding),
+a ``float`` sleeps that many seconds, :data:`STALL` waits until the server stops, and
+:data:`CLOSE` drops the connection without finishing the body. The server stops itself after
+``lifetime`` seconds at the latest, and when its ``async with`` block ends.
+
+    async with LocalServer([Reply(200, SSE_HEADERS, [b"data: 1\\n\\n"])]) as server:
+        ... server.url ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+STALL = object()
+"""A body step that waits until the server stops."""
+CLOSE = object()
+"""A body step that drops the connection at once."""
+
+SSE_HEADERS = {"content-type": "text/event-stream"}
+JSON_HEADERS = {"content-type": "application/json"}
+
+
+@dataclass
+class Reply:
+    """One scripted response."""
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Sequence[Any] = ()
+    """Steps: bytes (a chunk), float (sleep), STALL or CLOSE."""
+    delay: float = 0.0
+    """Seconds to wait before sending the status line."""
+
+
+@dataclass
+class Request:
+    """What the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+Handler = Callable[[Request], "Reply | Awaitable[Reply]"]
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    413: "Payload Too Large",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+    529: "Overloaded",
+}
+
+
+class LocalServer:
+    """Serves scripted replies on 127.0.0.1 (a free port) until stopped or ``lifetime`` ends."""
+
+    def __init__(
+        self,
+        replies: Sequence[Reply] | Handler = (),
+        *,
+        lifetime: float = 60.0,
+        max_requests: int = 10_000,
+    ) -> None:
+        self._replies = list(replies) if not callable(replies) else []
+        self._handler = replies if callable(replies) else None
+        self.requests: list[Request] = []
+        self._lifetime = lifetime
+        self._max_requests = max_requests
+        self._server: asyncio.Server | None = None
+        self._stopped = asyncio.Event()
+        self._connections: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._timer: asyncio.TimerHandle | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def add(self, *replies: Reply) -> None:
+        """Queue more replies."""
+        self._replies.extend(replies)
+
+    async def __aenter__(self) -> LocalServer:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(self._lifetime, lambda: loop.create_task(self.stop()))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def stop(self) -> None:
+        """Stop listening, end stalled replies and close every connection."""
+        self._stopped.set()
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._server is not None:
+            self._server.close()
+        # Handlers are never cancelled (asyncio logs that as an error): closing their
+        # connections ends any read, and every wait in a reply also watches _stopped.
+        for writer in list(self._writers):
+            writer.close()
+        if self._connections:
+            await asyncio.wait(list(self._connections), timeout=5)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        self._writers.add(writer)
+        try:
+            while not self._stopped.is_set():
+                request = await _read_request(reader)
+                if request is None:
+                    break
+                self.requests.append(request)
+                if len(self.requests) > self._max_requests:
+                    break
+                reply = await self._next_reply(request)
+                if not await self._write_reply(reply, writer):
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            self._connections.discard(task)
+            self._writers.discard(writer)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _next_reply(self, request: Request) -> Reply:
+        if self._handler is not None:
+            result = self._handler(request)
+            return await result if isinstance(result, Awaitable) else result
+        if not self._replies:
+            return Reply(500, {"content-type": "text/plain"}, [b"no scripted reply left"])
+        return self._replies.pop(0)
+
+    async def _write_reply(self, reply: Reply, writer: asyncio.StreamWriter) -> bool:
+        """Write one response; False when the connection must close."""
+        if reply.delay and await self._pause(reply.delay):
+            return False
+        headers = {k.lower(): v for k, v in reply.headers.items()}
+        headers.setdefault("transfer-encoding", "chunked")
+        head = f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        writer.write(head.encode("latin-1"))
+        for step in reply.body:
+            if isinstance(step, bytes | bytearray):
+                if step:
+                    writer.write(b"%x\r\n%s\r\n" % (len(step), step))
+                    await writer.drain()
+            elif isinstance(step, int | float):
+                await writer.drain()
+                if await self._pause(step):
+                    return False
+            elif step is STALL:
+                await writer.drain()
+                await self._stopped.wait()
+                return False
+            elif step is CLOSE:
+                await writer.drain()
+                return False
+            else:
+                raise TypeError(f"unknown body step {step!r}")
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        return True
+
+    async def _pause(self, seconds: float) -> bool:
+        """Sleep; True if the server stopped meanwhile."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopped.wait(), seconds)
+        return self._stopped.is_set()
+
+
+async def _read_request(reader: asyncio.StreamReader) -> Request | None:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    method, path, _ = lines[0].split(" ", 2)
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    body = await reader.readexactly(length) if length else b""
+    return Request(method, path, headers, body)
+
+
+def sse(*events: tuple[str | None, str]) -> bytes:
+    """Encode ``(event, data)`` pairs as an event stream (``event`` None: no event line)."""
+    out = []
+    for name, data in events:
+        if name is not None:
+            out.append(f"event: {name}\n")
+        out.extend(f"data: {line}\n" for line in data.split("\n"))
+        out.append("\n")
+    return "".join(out).encode()
