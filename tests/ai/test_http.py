@@ -8,7 +8,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -251,12 +251,21 @@ def streaming_adapter(url: str, options: Mapping[str, Any]) -> Any:
     return launch_stream(MODEL, options, run)
 
 
+async def wait_until(condition: Callable[[], bool], limit: float = 10.0) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
 async def test_abort_during_backoff_ends_the_stream_at_once() -> None:
     controller = AbortController()
     replies = [Reply(429, {"retry-after": "30"}, [b"later"]), ok()]
     async with LocalServer(replies) as server:
         s = streaming_adapter(server.url, {"signal": controller.signal, "max_retry_delay_ms": 0})
-        asyncio.get_running_loop().call_later(0.2, controller.abort)
+        await wait_until(lambda: len(server.requests) == 1)
+        await asyncio.sleep(0.1)
+        controller.abort()
         start = time.monotonic()
         message = await s.result()
         assert time.monotonic() - start < 2
@@ -268,7 +277,9 @@ async def test_abort_from_another_thread_while_stalled() -> None:
     controller = AbortController()
     async with LocalServer([Reply(200, SSE_HEADERS, [sse(("a", "x")), STALL])]) as server:
         s = streaming_adapter(server.url, {"signal": controller.signal})
-        threading.Timer(0.2, controller.abort).start()
+        async for event in s:
+            if event.type == "text_end":
+                threading.Timer(0.1, controller.abort).start()
         message = await s.result()
     assert message.stop_reason == "aborted" and message.text == "x"
 

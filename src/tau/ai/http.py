@@ -29,9 +29,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import functools
 import json as jsonlib
 import random
 import re
+import ssl
 import sys
 import time
 import weakref
@@ -89,12 +91,20 @@ def get_client() -> httpx2.AsyncClient:
     if entry is not None and not entry[0].is_closed:
         return entry[0]
     client = httpx2.AsyncClient(
+        verify=_ssl_context(),
         timeout=None,
         # An LLM client holds many long streams at once: never queue one behind another.
         limits=httpx2.Limits(max_connections=None, max_keepalive_connections=64),
     )
     _clients[loop] = (client, _park_closer(loop, client))
     return client
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle takes a noticeable fraction of a second: once per process, shared
+    # by the clients of every loop (an SSLContext may be used from any thread).
+    return httpx2.create_ssl_context()
 
 
 def _park_closer(
