@@ -1,0 +1,645 @@
+"""What the Gemini API and Vertex AI share: the request body and the stream mapping.
+
+Both serve ``streamGenerateContent?alt=sse`` with the same JSON; only the URL and the
+authentication differ, and those live in :mod:`tau.ai.providers.google` and
+:mod:`tau.ai.providers.google_vertex`.
+
+Deliberate differences from pi-ai, in one place:
+
+* ``usage.input`` excludes cached prompt tokens (``cachedContentTokenCount`` goes to
+  ``cache_read`` only), as with every other tau adapter; pi-ai counts them twice for Google.
+  Prompt tokens spent on server-side tools (``toolUsePromptTokenCount``) are input too, so
+  ``input + output + cache_read`` equals ``totalTokenCount``.
+* ``usage.reasoning`` is ``thoughtsTokenCount`` (already included in ``output``).
+* Empty text parts that carry nothing new are skipped instead of opening empty blocks.
+* A finish reason other than STOP/MAX_TOKENS ends the stream with an ``error`` event that
+  names the reason (and Google's ``finishMessage``); an unknown reason does the same instead
+  of crashing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias, cast
+
+from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload
+from tau.ai.providers.simple_options import base_options
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Message,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingBudgets,
+    ThinkingContent,
+    ThinkingLevel,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from tau.ai.utils.cost import calculate_cost
+
+Sanitize: TypeAlias = Callable[[str], str]
+
+SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
+"""What Gemini 3 accepts in place of a signature on a function call it did not sign."""
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+_GEMINI3_PRO = re.compile(r"gemini-3(\.\d+)?-pro")
+_GEMINI3_FLASH = re.compile(r"gemini-3(\.\d+)?-flash")
+_SANITIZE_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+# Gemini 2.5 budgets for minimal/low/medium/high (pi-ai §4.3); others get -1 (dynamic).
+_BUDGETS_25_PRO: ThinkingBudgets = {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}
+_BUDGETS_25_FLASH: ThinkingBudgets = {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}
+
+
+# --------------------------------------------------------------------------- small predicates
+
+
+def is_gemini3(model_id: str) -> bool:
+    """Gemini 3 models take images inside function responses and need call signatures."""
+    return "gemini-3" in model_id
+
+
+def requires_tool_call_id(model_id: str) -> bool:
+    """Non-Gemini models behind Google's API (Claude, gpt-oss) need explicit call ids."""
+    return model_id.startswith(("claude-", "gpt-oss-"))
+
+
+def is_valid_signature(signature: str | None) -> bool:
+    """A thought signature Gemini will accept back: non-empty standard base64."""
+    return (
+        bool(signature)
+        and len(signature) % 4 == 0  # type: ignore[arg-type]
+        and _BASE64.fullmatch(signature) is not None  # type: ignore[arg-type]
+    )
+
+
+def normalize_tool_call_id(model: Model) -> Any:
+    """The id normaliser for handoff into ``model`` (None when ids pass unchanged)."""
+    if not requires_tool_call_id(model.id):
+        return None
+
+    def normalize(id: str) -> str:
+        return _SANITIZE_ID.sub("_", id)[:64]
+
+    return normalize
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def _same_model(message: AssistantMessage, model: Model) -> bool:
+    # Signatures are bound to provider and model; the api does not matter (pi-ai §7.7).
+    return message.provider == model.provider and message.model == model.id
+
+
+def _image_part(image: ImageContent) -> dict[str, Any]:
+    return {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
+
+
+def _user_parts(message: UserMessage, model: Model, sanitize: Sanitize) -> list[dict[str, Any]]:
+    if isinstance(message.content, str):
+        return [{"text": sanitize(message.content)}] if message.content else []
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if block.text:
+                parts.append({"text": sanitize(block.text)})
+        elif model.supports_images:
+            parts.append(_image_part(block))
+    return parts
+
+
+def _assistant_parts(
+    message: AssistantMessage, model: Model, sanitize: Any
+) -> list[dict[str, Any]]:
+    same = _same_model(message, model)
+    gemini3 = is_gemini3(model.id)
+    explicit_ids = requires_tool_call_id(model.id)
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if not block.text.strip():
+                continue
+            part: dict[str, Any] = {"text": sanitize(block.text)}
+            if same and is_valid_signature(block.text_signature):
+                part["thoughtSignature"] = block.text_signature
+            parts.append(part)
+        elif isinstance(block, ThinkingContent):
+            if not block.thinking.strip():
+                continue
+            if same:
+                part = {"thought": True, "text": sanitize(block.thinking)}
+                if is_valid_signature(block.thinking_signature):
+                    part["thoughtSignature"] = block.thinking_signature
+            else:
+                part = {"text": sanitize(block.thinking)}
+            parts.append(part)
+        else:
+            call: dict[str, Any] = {"name": block.name, "args": block.arguments or {}}
+            if explicit_ids:
+                call["id"] = block.id
+            part = {"functionCall": call}
+            if same and is_valid_signature(block.thought_signature):
+                part["thoughtSignature"] = block.thought_signature
+            elif gemini3:
+                part["thoughtSignature"] = SKIP_THOUGHT_SIGNATURE
+            parts.append(part)
+    return parts
+
+
+def _tool_result(
+    message: ToolResultMessage, model: Model, sanitize: Any
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The functionResponse part, and the image parts that go elsewhere (pre-Gemini 3)."""
+    text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
+    images = (
+        [b for b in message.content if isinstance(b, ImageContent)] if model.supports_images else []
+    )
+    if not text:
+        text = "(see attached image)" if images else ""
+    text = sanitize(text)
+    response: dict[str, Any] = {
+        "name": message.tool_name,
+        "response": {"error": text} if message.is_error else {"output": text},
+    }
+    if requires_tool_call_id(model.id):
+        response["id"] = message.tool_call_id
+    loose: list[dict[str, Any]] = []
+    if images:
+        if is_gemini3(model.id):
+            response["parts"] = [_image_part(i) for i in images]
+        else:
+            loose = [_image_part(i) for i in images]
+    return {"functionResponse": response}, loose
+
+
+def convert_messages(
+    messages: Sequence[Message], model: Model, sanitize: Sanitize = str
+) -> list[dict[str, Any]]:
+    """Gemini ``contents`` for messages already passed through the handoff transform.
+
+    ``sanitize`` cleans every outgoing text (unpaired surrogates break Google's JSON).
+    Consecutive tool results share one user turn, as Gemini requires; a pre-Gemini-3 image
+    result adds a following user turn, which starts a new turn for later results.
+    """
+    contents: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            parts = _user_parts(message, model, sanitize)
+            if parts:
+                contents.append({"role": "user", "parts": parts})
+        elif isinstance(message, AssistantMessage):
+            parts = _assistant_parts(message, model, sanitize)
+            if parts:
+                contents.append({"role": "model", "parts": parts})
+        else:
+            part, images = _tool_result(message, model, sanitize)
+            last = contents[-1] if contents else None
+            if (
+                last is not None
+                and last["role"] == "user"
+                and any("functionResponse" in p for p in last["parts"])
+            ):
+                last["parts"].append(part)
+            else:
+                contents.append({"role": "user", "parts": [part]})
+            if images:
+                contents.append(
+                    {"role": "user", "parts": [{"text": "Tool result image:"}, *images]}
+                )
+    return contents
+
+
+# --------------------------------------------------------------------------- tools
+
+# Keywords Gemini's OpenAPI-subset ``Schema`` understands (the legacy ``parameters`` field).
+_LEGACY_KEYS = frozenset(
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "maxItems",
+        "minItems",
+        "properties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "example",
+        "anyOf",
+        "propertyOrdering",
+        "default",
+        "items",
+        "minimum",
+        "maximum",
+    }
+)
+
+
+def to_legacy_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Rewrite a JSON Schema into the OpenAPI subset of Gemini's legacy ``parameters``.
+
+    Modern requests send the schema untouched as ``parametersJsonSchema``; this path serves
+    models behind Google's API that still need ``parameters``. It inlines local ``$ref``s
+    (a recursive reference becomes an unconstrained object), turns ``const`` into a one-value
+    ``enum``, ``oneOf`` into ``anyOf``, a type list into ``anyOf`` (or ``nullable`` for
+    ``[T, "null"]``), merges ``allOf``, uses ``exclusiveMinimum``/``exclusiveMaximum`` as
+    bounds, and drops every keyword Gemini would reject (``$schema``, ``additionalProperties``,
+    ``patternProperties``, ``not``…).
+    """
+    defs = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+    return _legacy(schema, defs, ())
+
+
+def _legacy(node: Any, defs: Mapping[str, Any], seen: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(node, Mapping):
+        return {}
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        name = ref.rsplit("/", 1)[-1]
+        if name in seen or name not in defs:
+            return {"type": "object", "description": f"(recursive reference to {name})"}
+        target = _legacy(defs[name], defs, (*seen, name))
+        extra = {k: v for k, v in node.items() if k != "$ref"}
+        return {**target, **_legacy(extra, defs, seen)} if extra else target
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, Mapping):
+            out["properties"] = {k: _legacy(v, defs, seen) for k, v in value.items()}
+        elif key == "items":
+            out["items"] = _legacy(value, defs, seen)
+        elif key in ("anyOf", "oneOf") and isinstance(value, list):
+            out["anyOf"] = [_legacy(v, defs, seen) for v in value]
+        elif key == "allOf" and isinstance(value, list):
+            for sub in value:
+                merged = _legacy(sub, defs, seen)
+                props = {**out.get("properties", {}), **merged.pop("properties", {})}
+                required = [*out.get("required", []), *merged.pop("required", [])]
+                out.update(merged)
+                if props:
+                    out["properties"] = props
+                if required:
+                    out["required"] = list(dict.fromkeys(required))
+        elif key == "const":
+            out["enum"] = [value]
+        elif key == "exclusiveMinimum" and isinstance(value, int | float):
+            out.setdefault("minimum", value)
+        elif key == "exclusiveMaximum" and isinstance(value, int | float):
+            out.setdefault("maximum", value)
+        elif key == "type" and isinstance(value, list):
+            kinds = [t for t in value if t != "null"]
+            if len(kinds) < len(value):
+                out["nullable"] = True
+            if len(kinds) == 1:
+                out["type"] = kinds[0]
+            elif kinds:
+                out["anyOf"] = [{"type": t} for t in kinds]
+        elif key == "examples" and isinstance(value, list) and value:
+            out.setdefault("example", value[0])
+        elif key in _LEGACY_KEYS:
+            out[key] = value
+    if "enum" in out:
+        # Gemini enums are strings only.
+        out["enum"] = [v if isinstance(v, str) else json.dumps(v) for v in out["enum"]]
+        out["type"] = "string"
+    return out
+
+
+def convert_tools(tools: Sequence[Tool] | None, *, legacy: bool = False) -> list[dict[str, Any]]:
+    """``tools`` for the request: full JSON Schema as ``parametersJsonSchema``.
+
+    ``legacy`` sends the converted schema as ``parameters`` instead (see
+    :func:`to_legacy_schema`). An empty tool list gives an empty list (omit the field).
+    """
+    if not tools:
+        return []
+    declarations = []
+    for tool in tools:
+        schema = tool.json_schema
+        declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
+        if legacy:
+            declaration["parameters"] = to_legacy_schema(schema)
+        else:
+            declaration["parametersJsonSchema"] = schema
+        declarations.append(declaration)
+    return [{"functionDeclarations": declarations}]
+
+
+_TOOL_MODES = {"auto": "AUTO", "none": "NONE", "any": "ANY", "required": "ANY"}
+
+
+def tool_config(tool_choice: Any) -> dict[str, Any] | None:
+    """``toolConfig`` for a tool choice: auto/none/any (or required), or a tool name.
+
+    A dict is taken as an already provider-shaped ``functionCallingConfig``.
+    """
+    if tool_choice is None:
+        return None
+    if isinstance(tool_choice, Mapping):
+        return {"functionCallingConfig": dict(tool_choice)}
+    if not isinstance(tool_choice, str):
+        raise ProviderError(f"Unsupported tool_choice for Google: {tool_choice!r}")
+    mode = _TOOL_MODES.get(tool_choice)
+    if mode is not None:
+        return {"functionCallingConfig": {"mode": mode}}
+    # Any other string names the one function the model must call.
+    return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [tool_choice]}}
+
+
+# --------------------------------------------------------------------------- thinking
+
+
+def thinking_config(model: Model, thinking: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``generationConfig.thinkingConfig`` for the ``thinking`` option, or None to omit it.
+
+    ``thinking`` is ``{"enabled": bool, "budget_tokens": int?, "level": str?}``; a level
+    (Gemini 3) wins over a budget (-1 dynamic, 0 off). Non-reasoning models never get one.
+    """
+    if not model.reasoning or not thinking or not thinking.get("enabled"):
+        return None
+    config: dict[str, Any] = {"includeThoughts": True}
+    level = thinking.get("level")
+    budget = thinking.get("budget_tokens")
+    if level is not None:
+        config["thinkingLevel"] = str(level).upper()
+    elif budget is not None:
+        config["thinkingBudget"] = int(budget)
+    return config
+
+
+def simple_thinking(
+    model: Model, level: ThinkingLevel | None, budgets: ThinkingBudgets | None
+) -> dict[str, Any]:
+    """The ``thinking`` option for a unified reasoning level (pi-ai §4.3)."""
+    if level is None:
+        return {"enabled": False}
+    clamped = cast(str, "high" if level == "xhigh" else level)
+    if _GEMINI3_PRO.search(model.id):
+        return {"enabled": True, "level": "LOW" if clamped in ("minimal", "low") else "HIGH"}
+    if _GEMINI3_FLASH.search(model.id):
+        return {"enabled": True, "level": clamped.upper()}
+    custom = cast(dict[str, int], budgets or {})
+    if clamped in custom:
+        return {"enabled": True, "budget_tokens": custom[clamped]}
+    if "2.5-pro" in model.id:
+        table = cast(dict[str, int], _BUDGETS_25_PRO)
+    elif "2.5-flash" in model.id:
+        table = cast(dict[str, int], _BUDGETS_25_FLASH)
+    else:
+        return {"enabled": True, "budget_tokens": -1}
+    return {"enabled": True, "budget_tokens": table[clamped]}
+
+
+# --------------------------------------------------------------------------- request body
+
+
+def build_body(
+    model: Model,
+    context: Context,
+    options: Mapping[str, Any],
+    contents: list[dict[str, Any]],
+    sanitize: Sanitize = str,
+) -> dict[str, Any]:
+    """The JSON body of ``streamGenerateContent`` (REST field names)."""
+    body: dict[str, Any] = {"contents": contents}
+    if context.system_prompt:
+        body["systemInstruction"] = {"parts": [{"text": sanitize(context.system_prompt)}]}
+    tools = convert_tools(context.tools, legacy=requires_tool_call_id(model.id))
+    if tools:
+        body["tools"] = tools
+        config = tool_config(options.get("tool_choice"))
+        if config is not None:
+            body["toolConfig"] = config
+    generation: dict[str, Any] = {}
+    if options.get("temperature") is not None:
+        generation["temperature"] = options["temperature"]
+    if options.get("max_tokens"):
+        generation["maxOutputTokens"] = options["max_tokens"]
+    thinking = thinking_config(model, options.get("thinking"))
+    if thinking is not None:
+        generation["thinkingConfig"] = thinking
+    if generation:
+        body["generationConfig"] = generation
+    return body
+
+
+def prepare_messages(model: Model, context: Context) -> list[Message]:
+    """The history after the cross-provider handoff transform."""
+    return list(context.messages)  # WIRE: transform_messages
+
+
+_sanitize: Sanitize = str  # WIRE: sanitize_surrogates
+
+
+def build_request(model: Model, context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The request body for ``context``: handoff transform, conversion, configuration."""
+    messages = prepare_messages(model, context)
+    return build_body(
+        model, context, options, convert_messages(messages, model, _sanitize), _sanitize
+    )
+
+
+def simple_options(model: Model, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``stream_simple`` options: the base ones plus ``thinking`` for the reasoning level."""
+    out = base_options(model, options)
+    out["thinking"] = simple_thinking(
+        model, options.get("reasoning"), options.get("thinking_budgets")
+    )
+    return out
+
+
+# --------------------------------------------------------------------------- response
+
+
+_STOP_REASONS: dict[str, StopReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
+
+
+def map_finish_reason(reason: str) -> StopReason:
+    """STOP → stop, MAX_TOKENS → length; every other reason (safety, recitation…) → error."""
+    return _STOP_REASONS.get(reason, "error")
+
+
+def apply_usage(usage: Usage, meta: Mapping[str, Any]) -> None:
+    """Fill ``usage`` from one ``usageMetadata`` (each one replaces the previous counts)."""
+    prompt = meta.get("promptTokenCount") or 0
+    cached = meta.get("cachedContentTokenCount") or 0
+    tool_prompt = meta.get("toolUsePromptTokenCount") or 0
+    thoughts = meta.get("thoughtsTokenCount")
+    usage.input = max(0, prompt - cached) + tool_prompt
+    usage.output = (meta.get("candidatesTokenCount") or 0) + (thoughts or 0)
+    usage.cache_read = cached
+    usage.cache_write = 0
+    usage.reasoning = thoughts
+    usage.total_tokens = meta.get("totalTokenCount") or (usage.input + usage.output + cached)
+
+
+_call_ids = itertools.count(1)
+
+
+class GoogleStreamMapper:
+    """Turns the parsed JSON chunks of one response into builder calls.
+
+    Text parts grow the open block of their kind (thought or not); a change of kind closes
+    it. Function calls arrive whole. Signatures are retained: a later part without one never
+    erases an earlier one.
+    """
+
+    __slots__ = ("_block", "_builder", "_finish", "_ids", "_kind")
+
+    def __init__(self, builder: MessageBuilder) -> None:
+        self._builder = builder
+        self._block: int | None = None
+        self._kind: str | None = None  # "text" or "thinking"
+        self._ids: set[str] = set()
+        self._finish: str | None = None
+
+    def feed(self, chunk: Mapping[str, Any]) -> None:
+        """Apply one streamed ``GenerateContentResponse``."""
+        error = chunk.get("error")
+        if error is not None:
+            message = error.get("message") if isinstance(error, Mapping) else None
+            raise ProviderError(f"Google API error: {message or json.dumps(error)}")
+        builder = self._builder
+        builder.start()
+        candidates = chunk.get("candidates")
+        if candidates:
+            candidate = candidates[0]
+            content = candidate.get("content")
+            if content:
+                for part in content.get("parts") or ():
+                    self._part(part)
+            reason = candidate.get("finishReason")
+            if reason:
+                self._finish = reason
+                message = candidate.get("finishMessage")
+                if map_finish_reason(reason) == "error":
+                    builder.message.error_message = f"Gemini stopped with {reason}" + (
+                        f": {message}" if message else ""
+                    )
+        else:
+            feedback = chunk.get("promptFeedback")
+            if isinstance(feedback, Mapping) and feedback.get("blockReason"):
+                self._finish = "BLOCKED"
+                builder.message.error_message = "Gemini blocked the prompt: " + str(
+                    feedback.get("blockReasonMessage") or feedback["blockReason"]
+                )
+        meta = chunk.get("usageMetadata")
+        if meta:
+            apply_usage(builder.message.usage, meta)
+
+    def _part(self, part: Mapping[str, Any]) -> None:
+        builder = self._builder
+        signature = part.get("thoughtSignature") or None
+        text = part.get("text")
+        if text is not None:
+            kind = "thinking" if part.get("thought") is True else "text"
+            if kind != self._kind or self._block is None:
+                if not text:
+                    # Nothing to show and no block of this kind to carry a signature.
+                    return
+                self._close()
+                if kind == "thinking":
+                    self._block = builder.open_thinking(signature)
+                else:
+                    self._block = builder.open_text(signature)
+                self._kind = kind
+            elif signature:
+                block = builder.message.content[self._block]
+                if kind == "thinking":
+                    cast(ThinkingContent, block).thinking_signature = signature
+                else:
+                    cast(TextContent, block).text_signature = signature
+            if text:
+                if kind == "thinking":
+                    builder.thinking_delta(self._block, text)
+                else:
+                    builder.text_delta(self._block, text)
+            return
+        call = part.get("functionCall")
+        if call is not None:
+            self._close()
+            name = call.get("name") or ""
+            id = call.get("id")
+            if not id or id in self._ids:
+                id = f"{name}_{int(time.time() * 1000)}_{next(_call_ids)}"
+            self._ids.add(id)
+            args = call.get("args")
+            builder.tool_call(
+                id, name, args if isinstance(args, dict) else {}, thought_signature=signature
+            )
+        # Server-side tool parts (executableCode, codeExecutionResult, toolCall…) carry nothing
+        # tau models; the text the model writes about them arrives as text parts.
+
+    def _close(self) -> None:
+        if self._block is not None:
+            self._builder.close_block(self._block)
+            self._block = None
+            self._kind = None
+
+    def finish(self) -> None:
+        """The body ended: close the open block and settle the stop reason."""
+        self._close()
+        builder = self._builder
+        message = builder.message
+        if self._finish is None:
+            raise ProviderError("Google stream ended before a finish reason (truncated response)")
+        reason = map_finish_reason(self._finish)
+        if reason != "error" and any(isinstance(b, ToolCall) for b in message.content):
+            reason = "toolUse"
+        message.stop_reason = reason
+        if reason == "error" and not message.error_message:
+            message.error_message = f"Gemini stopped with {self._finish}"
+
+
+async def run_stream(
+    builder: MessageBuilder,
+    url: str,
+    headers: Mapping[str, str],
+    body: dict[str, Any],
+    options: Mapping[str, Any],
+) -> None:
+    """POST ``body`` to a ``streamGenerateContent?alt=sse`` URL and map the response."""
+    from tau.ai.http import open_stream
+
+    model = builder.model
+    body = await apply_on_payload(options, body, model)
+    mapper = GoogleStreamMapper(builder)
+    async with open_stream(options, "POST", url, headers=headers, json=body) as response:
+        async for event in response:
+            data = event.data
+            if not data:
+                continue
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                raise ProviderError(
+                    f"Google sent malformed JSON in the stream: {data[:200]!r}"
+                ) from None
+            if not isinstance(chunk, dict):
+                raise ProviderError(f"Google sent an unexpected stream event: {data[:200]!r}")
+            mapper.feed(chunk)
+    mapper.finish()
+    calculate_cost(model, builder.message.usage)
+
+
+def request_headers(
+    model: Model, options: Mapping[str, Any], auth: Mapping[str, str]
+) -> dict[str, str]:
+    """The model's headers, then the authentication, then the caller's ``headers`` option."""
+    return {**(model.headers or {}), **auth, **(options.get("headers") or {})}

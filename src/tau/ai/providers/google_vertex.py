@@ -1,0 +1,169 @@
+"""``google-vertex``: Gemini on Vertex AI.
+
+The body and stream are those of the Gemini API (:mod:`tau.ai.providers.google_shared`);
+this module finds the endpoint and the credentials:
+
+* With an API key (the ``api_key`` option or ``GOOGLE_CLOUD_API_KEY``) it is sent as
+  ``x-goog-api-key``: to the project's endpoint when a project and location are known,
+  otherwise to Vertex AI's express endpoint (``/v1/publishers/google/models/...``).
+* Otherwise Application Default Credentials from ``google-auth`` (the ``[vertex]`` extra,
+  imported only on this path) give a bearer token, refreshed when it expires.
+
+Project: the ``project`` option, ``GOOGLE_CLOUD_PROJECT``, ``GCLOUD_PROJECT``, or the ADC's
+own project. Location: the ``location`` option or ``GOOGLE_CLOUD_LOCATION``. ``global`` uses
+the location-less host ``aiplatform.googleapis.com``. ``model.base_url`` is not used (the
+host depends on the location), except that a non-``googleapis.com`` base URL (a proxy, a
+test server) replaces the host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
+from tau.ai.env_keys import AUTHENTICATED
+from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.providers import google_shared as shared
+from tau.ai.types import Context, Model
+
+SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
+_EXTRA_HINT = "pip install 'tau[vertex]'"
+
+
+def _env(*names: str) -> str | None:
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def api_key(options: Mapping[str, Any]) -> str | None:
+    """A Vertex API key, never the ``<authenticated>`` marker of an environment lookup."""
+    key = options.get("api_key")
+    if key and key != AUTHENTICATED:
+        return str(key)
+    return _env("GOOGLE_CLOUD_API_KEY")
+
+
+def resolve_project(options: Mapping[str, Any]) -> str | None:
+    """The ``project`` option, else ``GOOGLE_CLOUD_PROJECT`` / ``GCLOUD_PROJECT``."""
+    return options.get("project") or _env("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT")
+
+
+def resolve_location(options: Mapping[str, Any]) -> str | None:
+    """The ``location`` option, else ``GOOGLE_CLOUD_LOCATION``."""
+    return options.get("location") or _env("GOOGLE_CLOUD_LOCATION")
+
+
+def _host(model: Model, location: str | None) -> str:
+    base = (model.base_url or "").rstrip("/")
+    if base and "googleapis.com" not in base:
+        return base
+    if location is None or location == "global":
+        return "https://aiplatform.googleapis.com"
+    return f"https://{location}-aiplatform.googleapis.com"
+
+
+def stream_url(model: Model, project: str | None, location: str | None) -> str:
+    """The streaming endpoint: the project's, or the express one without a project."""
+    host = _host(model, location)
+    if project and location:
+        path = f"v1/projects/{project}/locations/{location}/publishers/google/models/{model.id}"
+    else:
+        path = f"v1/publishers/google/models/{model.id}"
+    return f"{host}/{path}:streamGenerateContent?alt=sse"
+
+
+class _Adc:
+    """Application Default Credentials, loaded once and refreshed when expired."""
+
+    credentials: Any = None
+    project: str | None = None
+    lock: asyncio.Lock | None = None
+
+
+def _load_adc() -> tuple[Any, str | None]:
+    try:
+        import google.auth
+        import google.auth.exceptions
+        import google.auth.transport.requests
+    except ImportError as exc:
+        raise ProviderError(
+            "Vertex AI without an API key needs Application Default Credentials from "
+            f"google-auth, which is not installed ({exc}): {_EXTRA_HINT}, or set "
+            "GOOGLE_CLOUD_API_KEY"
+        ) from None
+    try:
+        credentials, project = google.auth.default(scopes=list(SCOPES))
+    except google.auth.exceptions.DefaultCredentialsError as exc:
+        raise ProviderError(
+            f"No Google Application Default Credentials ({exc}); run "
+            "`gcloud auth application-default login` or set GOOGLE_CLOUD_API_KEY"
+        ) from None
+    return credentials, project
+
+
+def _refresh(credentials: Any) -> None:
+    import google.auth.exceptions
+    import google.auth.transport.requests
+
+    try:
+        credentials.refresh(google.auth.transport.requests.Request())
+    except google.auth.exceptions.GoogleAuthError as exc:
+        raise ProviderError(f"Refreshing Google credentials failed: {exc}") from None
+
+
+async def adc_token() -> tuple[str, str | None]:
+    """A valid ADC access token and the ADC's project (file reads and refreshes off-loop)."""
+    if _Adc.lock is None:
+        _Adc.lock = asyncio.Lock()
+    async with _Adc.lock:
+        if _Adc.credentials is None:
+            _Adc.credentials, _Adc.project = await asyncio.to_thread(_load_adc)
+        credentials = _Adc.credentials
+        if not credentials.valid:
+            await asyncio.to_thread(_refresh, credentials)
+        return str(credentials.token), _Adc.project
+
+
+def stream(
+    model: Model, context: Context, options: Mapping[str, Any]
+) -> AssistantMessageEventStream:
+    """Stream one Gemini response from Vertex AI; see the module docstring for auth."""
+
+    async def run(builder: MessageBuilder) -> None:
+        project = resolve_project(options)
+        location = resolve_location(options)
+        key = api_key(options)
+        if key:
+            auth = {"x-goog-api-key": key}
+        else:
+            token, adc_project = await adc_token()
+            project = project or adc_project
+            if not project:
+                raise ProviderError(
+                    "Vertex AI needs a project: pass project= or set GOOGLE_CLOUD_PROJECT"
+                )
+            if not location:
+                raise ProviderError(
+                    "Vertex AI needs a location: pass location= or set GOOGLE_CLOUD_LOCATION "
+                    "(for example us-central1 or global)"
+                )
+            auth = {"Authorization": f"Bearer {token}"}
+        headers = shared.request_headers(model, options, auth)
+        body = shared.build_request(model, context, options)
+        url = stream_url(model, project, location)
+        await shared.run_stream(builder, url, headers, body, options)
+
+    return launch_stream(model, options, run)
+
+
+def stream_simple(
+    model: Model, context: Context, options: Mapping[str, Any]
+) -> AssistantMessageEventStream:
+    """:func:`stream` with the unified ``reasoning`` level mapped to Gemini thinking."""
+    return stream(model, context, shared.simple_options(model, options))
