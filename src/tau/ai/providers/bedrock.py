@@ -428,7 +428,13 @@ class BedrockStreamMapper:
         headers = frame.headers
         kind = headers.get(":message-type")
         if kind == "event":
-            payload = json.loads(frame.payload) if frame.payload else {}
+            try:
+                payload = json.loads(frame.payload) if frame.payload else {}
+            except ValueError:
+                raise ProviderError(
+                    f"Bedrock sent malformed JSON in a {headers.get(':event-type')} event: "
+                    f"{frame.payload[:200]!r}"
+                ) from None
             self.event(headers.get(":event-type", ""), payload)
         elif kind == "exception":
             name = headers.get(":exception-type", "")
