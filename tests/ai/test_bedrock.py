@@ -11,12 +11,12 @@ import pytest
 
 pytest.importorskip("botocore")
 
-from botocore.session import get_session  # noqa: E402
-from botocore.validate import ParamValidator  # noqa: E402
+from botocore.session import get_session
+from botocore.validate import ParamValidator
 
-from tau.ai import Context, UserMessage, stream, stream_simple  # noqa: E402
-from tau.ai.providers import bedrock  # noqa: E402
-from tau.ai.types import (  # noqa: E402
+from tau.ai import Context, UserMessage, stream, stream_simple
+from tau.ai.providers import bedrock
+from tau.ai.types import (
     AssistantMessage,
     ImageContent,
     Model,
@@ -26,21 +26,38 @@ from tau.ai.types import (  # noqa: E402
     ToolCall,
     ToolResultMessage,
 )
-from tests.ai.servers import CLOSE, LocalServer, Reply  # noqa: E402
+from tests.ai.servers import CLOSE, LocalServer, Reply
 
 EVENT_STREAM = {"content-type": "application/vnd.amazon.eventstream"}
 IMG = ImageContent("aGVsbG8=", "image/png")
 CLAUDE = "us.anthropic.claude-sonnet-4-20250514-v1:0"
 
 
-def model(model_id: str = CLAUDE, base_url: str = "https://bedrock-runtime.us-east-1.amazonaws.com", **kw: Any) -> Model:
+def model(
+    model_id: str = CLAUDE,
+    base_url: str = "https://bedrock-runtime.us-east-1.amazonaws.com",
+    **kw: Any,
+) -> Model:
     kw.setdefault("reasoning", True)
-    return Model(id=model_id, name=model_id, api="bedrock-converse-stream", provider="amazon-bedrock", base_url=base_url, max_tokens=64000, **kw)
+    return Model(
+        id=model_id,
+        name=model_id,
+        api="bedrock-converse-stream",
+        provider="amazon-bedrock",
+        base_url=base_url,
+        max_tokens=64000,
+        **kw,
+    )
 
 
 def validate(body: dict[str, Any], model_id: str = CLAUDE) -> None:
     """Validate against botocore's ConverseStream input shape (the service model)."""
-    shape = get_session().get_service_model("bedrock-runtime").operation_model("ConverseStream").input_shape
+    shape = (
+        get_session()
+        .get_service_model("bedrock-runtime")
+        .operation_model("ConverseStream")
+        .input_shape
+    )
     report = ParamValidator().validate({"modelId": model_id, **body}, shape)
     assert not report.has_errors(), report.generate_report()
 
@@ -64,7 +81,11 @@ def event(name: str, data: dict[str, Any]) -> bytes:
 
 
 def exception(name: str, message: str) -> bytes:
-    headers = {":exception-type": name, ":content-type": "application/json", ":message-type": "exception"}
+    headers = {
+        ":exception-type": name,
+        ":content-type": "application/json",
+        ":message-type": "exception",
+    }
     return frame(headers, json.dumps({"message": message}).encode())
 
 
@@ -80,12 +101,24 @@ def text_events(text: str, index: int = 0) -> list[bytes]:
 
 def stop(reason: str = "end_turn", usage: dict[str, int] | None = None) -> list[bytes]:
     usage = usage or {"inputTokens": 5, "outputTokens": 2, "totalTokens": 7}
-    return [event("messageStop", {"stopReason": reason}), event("metadata", {"usage": usage, "metrics": {"latencyMs": 1}})]
+    return [
+        event("messageStop", {"stopReason": reason}),
+        event("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}),
+    ]
 
 
 @pytest.fixture(autouse=True)
 def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in ("AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_BEDROCK_SKIP_AUTH", "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+    for name in (
+        "AWS_PROFILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_BEDROCK_SKIP_AUTH",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+    ):
         monkeypatch.delenv(name, raising=False)
     # No profile files and no instance-metadata lookups: the chain sees only what a test sets.
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
@@ -94,8 +127,23 @@ def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.setattr(bedrock, "_sessions", {})
 
 
-async def run(body: list[Any], *, status: int = 200, m: Model | None = None, simple: bool = False, context: Context | None = None, **options: Any) -> tuple[list[Any], AssistantMessage, Any]:
-    headers = EVENT_STREAM if status == 200 else {"content-type": "application/json", "x-amzn-errortype": "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"}
+async def run(
+    body: list[Any],
+    *,
+    status: int = 200,
+    m: Model | None = None,
+    simple: bool = False,
+    context: Context | None = None,
+    **options: Any,
+) -> tuple[list[Any], AssistantMessage, Any]:
+    headers = (
+        EVENT_STREAM
+        if status == 200
+        else {
+            "content-type": "application/json",
+            "x-amzn-errortype": "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+        }
+    )
     async with LocalServer([Reply(status, headers, body)]) as server:
         target = m or model(base_url=server.url)
         if m is not None:
@@ -143,7 +191,10 @@ def test_claude_body_blocks_merging_and_cache_points() -> None:
     validate(body)
     assert body["system"] == [{"text": "Be brief."}, {"cachePoint": {"type": "default"}}]
     user, assistant, results, last = body["messages"]
-    assert user["content"] == [{"text": "look"}, {"image": {"format": "png", "source": {"bytes": "aGVsbG8="}}}]
+    assert user["content"] == [
+        {"text": "look"},
+        {"image": {"format": "png", "source": {"bytes": "aGVsbG8="}}},
+    ]
     assert assistant["content"] == [
         {"reasoningContent": {"reasoningText": {"text": "signed", "signature": "sig=="}}},
         {"text": "unsigned"},
@@ -155,14 +206,25 @@ def test_claude_body_blocks_merging_and_cache_points() -> None:
     assert results == {
         "role": "user",
         "content": [
-            {"toolResult": {"toolUseId": "call-1", "content": [{"text": "r1"}, {"image": {"format": "png", "source": {"bytes": "aGVsbG8="}}}], "status": "success"}},
+            {
+                "toolResult": {
+                    "toolUseId": "call-1",
+                    "content": [
+                        {"text": "r1"},
+                        {"image": {"format": "png", "source": {"bytes": "aGVsbG8="}}},
+                    ],
+                    "status": "success",
+                }
+            },
             {"toolResult": {"toolUseId": "call-2", "content": [{"text": ""}], "status": "error"}},
         ],
     }
     assert last["content"] == [{"text": "thanks"}, {"cachePoint": {"type": "default"}}]
     assert body["inferenceConfig"] == {"maxTokens": 100, "temperature": 0.3}
     assert body["toolConfig"]["toolChoice"] == {"auto": {}}
-    assert body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"] == {"json": {"type": "object", "properties": {"q": {"type": "integer"}}}}
+    assert body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"] == {
+        "json": {"type": "object", "properties": {"q": {"type": "integer"}}}
+    }
 
 
 def test_non_claude_models_get_no_signature_and_no_cache_points() -> None:
@@ -170,7 +232,9 @@ def test_non_claude_models_get_no_signature_and_no_cache_points() -> None:
     body = bedrock.build_request(m, history(m), {"cache_retention": "long"})
     validate(body, m.id)
     assert "cachePoint" not in json.dumps(body)
-    assert body["messages"][1]["content"][0] == {"reasoningContent": {"reasoningText": {"text": "signed"}}}
+    assert body["messages"][1]["content"][0] == {
+        "reasoningContent": {"reasoningText": {"text": "signed"}}
+    }
 
 
 def test_long_retention_and_none() -> None:
@@ -178,12 +242,18 @@ def test_long_retention_and_none() -> None:
     long = bedrock.build_request(m, history(m), {"cache_retention": "long"})
     assert long["system"][1] == {"cachePoint": {"type": "default", "ttl": "1h"}}
     validate(long)
-    assert "cachePoint" not in json.dumps(bedrock.build_request(m, history(m), {"cache_retention": "none"}))
+    assert "cachePoint" not in json.dumps(
+        bedrock.build_request(m, history(m), {"cache_retention": "none"})
+    )
 
 
 @pytest.mark.parametrize(
     ("choice", "expected"),
-    [("any", {"any": {}}), ("get", {"tool": {"name": "get"}}), ({"type": "tool", "name": "get"}, {"tool": {"name": "get"}})],
+    [
+        ("any", {"any": {}}),
+        ("get", {"tool": {"name": "get"}}),
+        ({"type": "tool", "name": "get"}, {"tool": {"name": "get"}}),
+    ],
 )
 def test_tool_choice(choice: Any, expected: dict[str, Any]) -> None:
     m = model()
@@ -207,8 +277,12 @@ def test_reasoning_fields_budget_adaptive_and_non_claude() -> None:
         "thinking": {"type": "adaptive"}, "output_config": {"effort": "max"}
     }  # fmt: skip
     nova = model("amazon.nova-pro-v1:0")
-    assert "additionalModelRequestFields" not in bedrock.build_request(nova, history(nova), {"reasoning": "high"})
-    no_interleave = bedrock.build_request(m, history(m), {"reasoning": "low", "interleaved_thinking": False})
+    assert "additionalModelRequestFields" not in bedrock.build_request(
+        nova, history(nova), {"reasoning": "high"}
+    )
+    no_interleave = bedrock.build_request(
+        m, history(m), {"reasoning": "low", "interleaved_thinking": False}
+    )
     assert "anthropic_beta" not in no_interleave["additionalModelRequestFields"]
 
 
@@ -220,7 +294,10 @@ def test_unknown_image_type_is_an_error() -> None:
 
 def test_endpoint_and_region(monkeypatch: pytest.MonkeyPatch) -> None:
     m = model()
-    assert bedrock.endpoint_url(m, "eu-west-1") == f"https://bedrock-runtime.eu-west-1.amazonaws.com/model/{CLAUDE.replace(':', '%3A')}/converse-stream"
+    assert (
+        bedrock.endpoint_url(m, "eu-west-1")
+        == f"https://bedrock-runtime.eu-west-1.amazonaws.com/model/{CLAUDE.replace(':', '%3A')}/converse-stream"
+    )
     assert bedrock.resolve_region({}) == "us-east-1"
     monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
     assert bedrock.resolve_region({}) == "ap-south-1"
@@ -235,7 +312,9 @@ def test_region_from_profile(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> 
 
 
 async def test_stream_simple_adjusts_max_tokens_for_the_budget() -> None:
-    _, _, request = await run([START, *text_events("x"), *stop()], simple=True, reasoning="high", max_tokens=4096)
+    _, _, request = await run(
+        [START, *text_events("x"), *stop()], simple=True, reasoning="high", max_tokens=4096
+    )
     body = json.loads(request.body)
     assert body["inferenceConfig"]["maxTokens"] == 4096 + 16384
     assert body["additionalModelRequestFields"]["thinking"]["budget_tokens"] == 16384
@@ -248,7 +327,9 @@ async def test_sigv4_signing_from_the_credential_chain(monkeypatch: pytest.Monke
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
     monkeypatch.setenv("AWS_SESSION_TOKEN", "session")
-    _, msg, request = await run([START, *text_events("hi"), *stop()], api_key="<authenticated>", region="eu-west-3")
+    _, msg, request = await run(
+        [START, *text_events("hi"), *stop()], api_key="<authenticated>", region="eu-west-3"
+    )
     assert msg.stop_reason == "stop", msg.error_message
     auth = request.headers["authorization"]
     assert auth.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
@@ -263,9 +344,13 @@ async def test_sigv4_signing_from_the_credential_chain(monkeypatch: pytest.Monke
     from botocore.credentials import Credentials
 
     url = f"http://{request.headers['host']}{request.path}"
-    check = AWSRequest(method="POST", url=url, data=request.body, headers={"Content-Type": "application/json"})
+    check = AWSRequest(
+        method="POST", url=url, data=request.body, headers={"Content-Type": "application/json"}
+    )
     check.context["timestamp"] = request.headers["x-amz-date"]
-    SigV4Auth(Credentials("AKIDEXAMPLE", "secret", "session"), "bedrock", "eu-west-3").add_auth(check)
+    SigV4Auth(Credentials("AKIDEXAMPLE", "secret", "session"), "bedrock", "eu-west-3").add_auth(
+        check
+    )
     assert check.headers["Authorization"] == auth
 
 
@@ -279,7 +364,9 @@ async def test_no_credentials_is_a_clear_error() -> None:
     _, msg, request = await run([], api_key=None)
     assert request is None
     assert msg.stop_reason == "error"
-    assert "No AWS credentials" in (msg.error_message or "") and "AWS_BEARER_TOKEN_BEDROCK" in (msg.error_message or "")
+    assert "No AWS credentials" in (msg.error_message or "") and "AWS_BEARER_TOKEN_BEDROCK" in (
+        msg.error_message or ""
+    )
 
 
 async def test_skip_auth(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -294,24 +381,50 @@ async def test_skip_auth(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_text_reasoning_tool_use_and_usage() -> None:
     body = [
         START,
-        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "think"}}}),
-        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "c2ln"}}}),
+        event(
+            "contentBlockDelta",
+            {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "think"}}},
+        ),
+        event(
+            "contentBlockDelta",
+            {"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "c2ln"}}},
+        ),
         event("contentBlockStop", {"contentBlockIndex": 0}),
         *text_events("Hello", 1)[:1],
         event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": ""}}),
         event("contentBlockStop", {"contentBlockIndex": 1}),
-        event("contentBlockStart", {"contentBlockIndex": 2, "start": {"toolUse": {"toolUseId": "t1", "name": "get"}}}),
-        event("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": '{"q":'}}}),
-        event("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": " 1}"}}}),
+        event(
+            "contentBlockStart",
+            {"contentBlockIndex": 2, "start": {"toolUse": {"toolUseId": "t1", "name": "get"}}},
+        ),
+        event(
+            "contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": '{"q":'}}}
+        ),
+        event(
+            "contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": " 1}"}}}
+        ),
         event("contentBlockStop", {"contentBlockIndex": 2}),
-        *stop("tool_use", {"inputTokens": 10, "outputTokens": 5, "cacheReadInputTokens": 100, "cacheWriteInputTokens": 20, "totalTokens": 135}),
+        *stop(
+            "tool_use",
+            {
+                "inputTokens": 10,
+                "outputTokens": 5,
+                "cacheReadInputTokens": 100,
+                "cacheWriteInputTokens": 20,
+                "totalTokens": 135,
+            },
+        ),
     ]
     events, msg, _ = await run(body)
     assert [e.type for e in events] == [
         "start", "thinking_start", "thinking_delta", "thinking_end", "text_start", "text_delta", "text_end",
         "toolcall_start", "toolcall_delta", "toolcall_delta", "toolcall_end", "done",
     ]  # fmt: skip
-    assert msg.content == [ThinkingContent("think", "c2ln"), TextContent("Hello"), ToolCall("t1", "get", {"q": 1})]
+    assert msg.content == [
+        ThinkingContent("think", "c2ln"),
+        TextContent("Hello"),
+        ToolCall("t1", "get", {"q": 1}),
+    ]
     assert msg.stop_reason == "toolUse"
     u = msg.usage
     assert (u.input, u.output, u.cache_read, u.cache_write, u.total_tokens) == (10, 5, 100, 20, 135)
@@ -319,7 +432,11 @@ async def test_text_reasoning_tool_use_and_usage() -> None:
 
 @pytest.mark.parametrize(
     ("reason", "expected"),
-    [("max_tokens", "length"), ("model_context_window_exceeded", "length"), ("stop_sequence", "stop")],
+    [
+        ("max_tokens", "length"),
+        ("model_context_window_exceeded", "length"),
+        ("stop_sequence", "stop"),
+    ],
 )
 async def test_stop_reasons(reason: str, expected: str) -> None:
     _, msg, _ = await run([START, *text_events("x"), *stop(reason)])
@@ -351,11 +468,15 @@ async def test_exception_events(name: str, prefix: str) -> None:
 
 async def test_broken_crc_is_a_clear_error() -> None:
     good = event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hello"}})
-    broken = bytearray(event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": " world"}}))
+    broken = bytearray(
+        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": " world"}})
+    )
     broken[-8] ^= 0xFF  # a payload byte: the message CRC no longer matches
     events, msg, _ = await run([START, good, bytes(broken), *stop()])
     assert events[-1].type == "error"
-    assert msg.error_message is not None and msg.error_message.startswith("Bedrock event stream is corrupt:")
+    assert msg.error_message is not None and msg.error_message.startswith(
+        "Bedrock event stream is corrupt:"
+    )
     assert "checksum" in msg.error_message.lower() or "crc" in msg.error_message.lower()
     assert msg.text == "Hello"
 
@@ -387,13 +508,19 @@ async def test_connection_dropped() -> None:
 
 
 async def test_malformed_event_json() -> None:
-    headers = {":event-type": "contentBlockDelta", ":content-type": "application/json", ":message-type": "event"}
+    headers = {
+        ":event-type": "contentBlockDelta",
+        ":content-type": "application/json",
+        ":message-type": "event",
+    }
     _, msg, _ = await run([START, frame(headers, b'{"contentBlockIndex": 0, "delta": ')])
     assert msg.stop_reason == "error" and "malformed JSON" in (msg.error_message or "")
 
 
 async def test_http_error_gives_the_provider_message() -> None:
-    events, msg, _ = await run([b'{"message": "The provided model identifier is invalid."}'], status=400)
+    events, msg, _ = await run(
+        [b'{"message": "The provided model identifier is invalid."}'], status=400
+    )
     assert [e.type for e in events] == ["start", "error"]
     assert msg.error_message == "400 The provided model identifier is invalid."
 
@@ -401,7 +528,19 @@ async def test_http_error_gives_the_provider_message() -> None:
 async def test_server_tool_use_is_not_a_client_tool_call() -> None:
     body = [
         START,
-        event("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "s1", "name": "nova_code_interpreter", "type": "server_tool_use"}}}),
+        event(
+            "contentBlockStart",
+            {
+                "contentBlockIndex": 0,
+                "start": {
+                    "toolUse": {
+                        "toolUseId": "s1",
+                        "name": "nova_code_interpreter",
+                        "type": "server_tool_use",
+                    }
+                },
+            },
+        ),
         event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{}"}}}),
         event("contentBlockStop", {"contentBlockIndex": 0}),
         *text_events("42", 1),

@@ -84,7 +84,7 @@ def _expected(events: list[dict[str, Any]]) -> dict[str, Any]:
             delta = event["contentBlockDelta"]["delta"]
             if index in server_tools:
                 continue
-            if "text" in delta and delta["text"]:
+            if delta.get("text"):
                 blocks.setdefault(index, {"kind": "text", "text": ""})["text"] += delta["text"]
             elif "toolUse" in delta:
                 blocks[index]["input"] += delta["toolUse"]["input"]
@@ -114,7 +114,9 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.skipif(not RECORDINGS, reason="recordings not present")
-@pytest.mark.parametrize(("recording", "index"), RECORDINGS, ids=[f"{r}#{i}" for r, i in RECORDINGS])
+@pytest.mark.parametrize(
+    ("recording", "index"), RECORDINGS, ids=[f"{r}#{i}" for r, i in RECORDINGS]
+)
 async def test_recorded_stream_replays(recording: str, index: int) -> None:
     interaction = yaml.safe_load((RECORDED / recording).read_text())["interactions"][index]
     raw: bytes = interaction["response"]["body"]["string"]

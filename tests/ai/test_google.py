@@ -78,11 +78,16 @@ def test_user_messages_text_images_and_text_only_models() -> None:
         {"role": "user", "parts": [{"text": "hi"}]},
         {
             "role": "user",
-            "parts": [{"text": "look"}, {"inlineData": {"mimeType": "image/png", "data": "aGVsbG8="}}],
+            "parts": [
+                {"text": "look"},
+                {"inlineData": {"mimeType": "image/png", "data": "aGVsbG8="}},
+            ],
         },
     ]
     text_only = gemini(input=["text"])
-    assert shared.convert_messages(msgs[1:2], text_only) == [{"role": "user", "parts": [{"text": "look"}]}]
+    assert shared.convert_messages(msgs[1:2], text_only) == [
+        {"role": "user", "parts": [{"text": "look"}]}
+    ]
 
 
 def test_same_model_keeps_valid_signatures_and_thought_flag() -> None:
@@ -110,21 +115,31 @@ def test_same_model_keeps_valid_signatures_and_thought_flag() -> None:
 
 def test_signatures_only_replay_to_the_same_provider_and_model() -> None:
     model = gemini()
-    other = assistant(model, ThinkingContent("t", SIG), TextContent("x", SIG), ToolCall("c", "f", {}, SIG), model_id="gemini-2.0-flash")
+    other = assistant(
+        model,
+        ThinkingContent("t", SIG),
+        TextContent("x", SIG),
+        ToolCall("c", "f", {}, SIG),
+        model_id="gemini-2.0-flash",
+    )
     parts = shared.convert_messages([other], model)[0]["parts"]
     assert parts == [{"text": "t"}, {"text": "x"}, {"functionCall": {"name": "f", "args": {}}}]
 
 
 def test_gemini3_unsigned_calls_get_the_skip_sentinel() -> None:
     model = gemini("gemini-3-pro-preview")
-    msg = AssistantMessage([ToolCall("c", "f", {})], api="anthropic-messages", provider="anthropic", model="claude")
+    msg = AssistantMessage(
+        [ToolCall("c", "f", {})], api="anthropic-messages", provider="anthropic", model="claude"
+    )
     part = shared.convert_messages([msg], model)[0]["parts"][0]
     assert part["thoughtSignature"] == shared.SKIP_THOUGHT_SIGNATURE
 
 
 def test_tool_results_output_error_and_merging() -> None:
     model = gemini()
-    contents = shared.convert_messages([result("a", "sunny"), result("b", "boom", error=True)], model)
+    contents = shared.convert_messages(
+        [result("a", "sunny"), result("b", "boom", error=True)], model
+    )
     assert contents == [
         {
             "role": "user",
@@ -147,7 +162,9 @@ def test_tool_result_images_gemini3_inline_older_separate_message() -> None:
     assert [c["parts"][0].get("text") for c in old] == [None, "Tool result image:", None]
     assert "parts" not in old[0]["parts"][0]["functionResponse"]
     text_only = shared.convert_messages(msgs, gemini(input=["text"]))
-    assert len(text_only) == 1 and text_only[0]["parts"][0]["functionResponse"]["response"] == {"output": ""}
+    assert len(text_only) == 1 and text_only[0]["parts"][0]["functionResponse"]["response"] == {
+        "output": ""
+    }
 
 
 def test_explicit_ids_for_claude_and_gpt_oss_only() -> None:
@@ -166,7 +183,10 @@ WEATHER_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "additionalProperties": False,
-    "$defs": {"Unit": {"type": "string", "enum": ["c", "f"]}, "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
+    "$defs": {
+        "Unit": {"type": "string", "enum": ["c", "f"]},
+        "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}},
+    },
     "properties": {
         "city": {"type": "string", "examples": ["Paris"]},
         "unit": {"$ref": "#/$defs/Unit"},
@@ -175,7 +195,12 @@ WEATHER_SCHEMA = {
         "either": {"oneOf": [{"type": "string"}, {"type": "number"}]},
         "mixed": {"type": ["string", "number"]},
         "tree": {"$ref": "#/$defs/Node"},
-        "merged": {"allOf": [{"properties": {"a": {"type": "string"}}, "required": ["a"]}, {"properties": {"b": {"type": "string"}}}]},
+        "merged": {
+            "allOf": [
+                {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+                {"properties": {"b": {"type": "string"}}},
+            ]
+        },
     },
     "required": ["city"],
 }
@@ -183,7 +208,17 @@ WEATHER_SCHEMA = {
 
 def test_tools_use_parameters_json_schema_untouched() -> None:
     tools = shared.convert_tools([Tool("weather", "Get weather", WEATHER_SCHEMA)])
-    assert tools == [{"functionDeclarations": [{"name": "weather", "description": "Get weather", "parametersJsonSchema": WEATHER_SCHEMA}]}]
+    assert tools == [
+        {
+            "functionDeclarations": [
+                {
+                    "name": "weather",
+                    "description": "Get weather",
+                    "parametersJsonSchema": WEATHER_SCHEMA,
+                }
+            ]
+        }
+    ]
     genai.Tool.model_validate(tools[0])
     assert shared.convert_tools([]) == []
 
@@ -204,7 +239,9 @@ def test_legacy_schema_conversion_is_accepted_by_gemini_schema_type() -> None:
 
 
 def test_legacy_parameters_for_non_gemini_models() -> None:
-    body = shared.build_body(gemini("claude-sonnet-4"), Context([], tools=[Tool("w", "d", WEATHER_SCHEMA)]), {}, [])
+    body = shared.build_body(
+        gemini("claude-sonnet-4"), Context([], tools=[Tool("w", "d", WEATHER_SCHEMA)]), {}, []
+    )
     declaration = body["tools"][0]["functionDeclarations"][0]
     assert "parameters" in declaration and "parametersJsonSchema" not in declaration
     validate_body(body)
@@ -231,7 +268,12 @@ def test_full_body_is_valid_for_google_genai_types() -> None:
     context = Context(
         [
             UserMessage([TextContent("hi"), IMG]),
-            assistant(model, ThinkingContent("t", SIG), TextContent("a", SIG), ToolCall("c", "get", {"x": 1}, SIG)),
+            assistant(
+                model,
+                ThinkingContent("t", SIG),
+                TextContent("a", SIG),
+                ToolCall("c", "get", {"x": 1}, SIG),
+            ),
             result("c", "done", images=1),
             UserMessage("next"),
         ],
@@ -239,7 +281,14 @@ def test_full_body_is_valid_for_google_genai_types() -> None:
         tools=[Tool("get", "Get it", WEATHER_SCHEMA)],
     )
     body = shared.build_request(
-        model, context, {"temperature": 0.2, "max_tokens": 100, "tool_choice": "auto", "thinking": {"enabled": True, "level": "HIGH"}}
+        model,
+        context,
+        {
+            "temperature": 0.2,
+            "max_tokens": 100,
+            "tool_choice": "auto",
+            "thinking": {"enabled": True, "level": "HIGH"},
+        },
     )
     validate_body(body)
     assert body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
@@ -272,11 +321,20 @@ def test_simple_thinking_per_family(model_id: str, level: Any, expected: dict[st
 
 
 def test_simple_thinking_custom_budget_and_off() -> None:
-    assert shared.simple_thinking(gemini("gemini-2.5-pro"), "low", {"low": 777}) == {"enabled": True, "budget_tokens": 777}
+    assert shared.simple_thinking(gemini("gemini-2.5-pro"), "low", {"low": 777}) == {
+        "enabled": True,
+        "budget_tokens": 777,
+    }
     assert shared.simple_thinking(gemini(), None, None) == {"enabled": False}
     assert shared.thinking_config(gemini(), {"enabled": False}) is None
-    assert shared.thinking_config(gemini(reasoning=False), {"enabled": True, "budget_tokens": 5}) is None
-    assert shared.thinking_config(gemini(), {"enabled": True, "budget_tokens": 0}) == {"includeThoughts": True, "thinkingBudget": 0}
+    assert (
+        shared.thinking_config(gemini(reasoning=False), {"enabled": True, "budget_tokens": 5})
+        is None
+    )
+    assert shared.thinking_config(gemini(), {"enabled": True, "budget_tokens": 0}) == {
+        "includeThoughts": True,
+        "thinkingBudget": 0,
+    }
 
 
 def test_signature_validity() -> None:
@@ -290,7 +348,12 @@ def test_signature_validity() -> None:
 # --------------------------------------------------------------------------- streaming
 
 
-def chunk(*parts: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None, finish_message: str | None = None) -> bytes:
+def chunk(
+    *parts: dict[str, Any],
+    finish: str | None = None,
+    usage: dict[str, Any] | None = None,
+    finish_message: str | None = None,
+) -> bytes:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": list(parts)}}
     if finish:
         candidate["finishReason"] = finish
@@ -302,7 +365,14 @@ def chunk(*parts: dict[str, Any], finish: str | None = None, usage: dict[str, An
     return b"data: " + json.dumps(data).encode() + b"\r\n\r\n"
 
 
-async def run(body: list[Any], *, status: int = 200, model: Model | None = None, simple: bool = False, **options: Any) -> tuple[list[Any], AssistantMessage, Any]:
+async def run(
+    body: list[Any],
+    *,
+    status: int = 200,
+    model: Model | None = None,
+    simple: bool = False,
+    **options: Any,
+) -> tuple[list[Any], AssistantMessage, Any]:
     headers = SSE_HEADERS if status == 200 else {"content-type": "application/json"}
     async with LocalServer([Reply(status, headers, body)]) as server:
         m = model or gemini(base_url=server.url + "/v1beta")
@@ -315,12 +385,24 @@ async def run(body: list[Any], *, status: int = 200, model: Model | None = None,
 
 
 async def test_text_thinking_transitions_and_signature_retention() -> None:
-    events, msg, request = await run([
-        chunk({"text": "hmm", "thought": True, "thoughtSignature": SIG}),
-        chunk({"text": " more", "thought": True}),
-        chunk({"text": "Hel"}, {"text": "lo", "thoughtSignature": "bmV3"}),
-        chunk({"text": ""}, finish="STOP", usage={"promptTokenCount": 10, "cachedContentTokenCount": 4, "candidatesTokenCount": 3, "thoughtsTokenCount": 2, "totalTokenCount": 15}),
-    ])
+    events, msg, request = await run(
+        [
+            chunk({"text": "hmm", "thought": True, "thoughtSignature": SIG}),
+            chunk({"text": " more", "thought": True}),
+            chunk({"text": "Hel"}, {"text": "lo", "thoughtSignature": "bmV3"}),
+            chunk(
+                {"text": ""},
+                finish="STOP",
+                usage={
+                    "promptTokenCount": 10,
+                    "cachedContentTokenCount": 4,
+                    "candidatesTokenCount": 3,
+                    "thoughtsTokenCount": 2,
+                    "totalTokenCount": 15,
+                },
+            ),
+        ]
+    )
     assert request.path == "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
     assert [e.type for e in events] == [
         "start", "thinking_start", "thinking_delta", "thinking_delta", "thinking_end",
@@ -332,10 +414,16 @@ async def test_text_thinking_transitions_and_signature_retention() -> None:
 
 
 async def test_function_calls_ids_missing_and_duplicated_args_default() -> None:
-    events, msg, _ = await run([
-        chunk({"functionCall": {"name": "a", "args": {"x": 1}, "id": "same"}}),
-        chunk({"functionCall": {"name": "b", "id": "same"}}, {"functionCall": {"name": "c"}}, finish="STOP"),
-    ])
+    events, msg, _ = await run(
+        [
+            chunk({"functionCall": {"name": "a", "args": {"x": 1}, "id": "same"}}),
+            chunk(
+                {"functionCall": {"name": "b", "id": "same"}},
+                {"functionCall": {"name": "c"}},
+                finish="STOP",
+            ),
+        ]
+    )
     calls = msg.tool_calls
     assert [c.name for c in calls] == ["a", "b", "c"]
     assert calls[0].id == "same" and len({c.id for c in calls}) == 3
@@ -350,7 +438,9 @@ async def test_max_tokens_is_length() -> None:
 
 
 async def test_safety_finish_is_an_error_with_the_reason() -> None:
-    events, msg, _ = await run([chunk({"text": "par"}, finish="SAFETY", finish_message="unsafe content")])
+    events, msg, _ = await run(
+        [chunk({"text": "par"}, finish="SAFETY", finish_message="unsafe content")]
+    )
     assert events[-1].type == "error"
     assert msg.stop_reason == "error" and msg.text == "par"
     assert msg.error_message == "Gemini stopped with SAFETY: unsafe content"
@@ -383,13 +473,20 @@ async def test_malformed_json_is_an_error() -> None:
 
 
 async def test_error_event_inside_the_stream() -> None:
-    _, msg, _ = await run([chunk({"text": "a"}), b'data: {"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}}\n\n'])
+    _, msg, _ = await run(
+        [
+            chunk({"text": "a"}),
+            b'data: {"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}}\n\n',
+        ]
+    )
     assert msg.stop_reason == "error"
     assert msg.error_message == "Google API error: Internal error encountered."
 
 
 async def test_http_error_body_gives_the_provider_message_and_status() -> None:
-    body = json.dumps([{"error": {"code": 400, "message": "API key not valid.", "status": "INVALID_ARGUMENT"}}]).encode()
+    body = json.dumps(
+        [{"error": {"code": 400, "message": "API key not valid.", "status": "INVALID_ARGUMENT"}}]
+    ).encode()
     events, msg, _ = await run([body], status=400)
     assert [e.type for e in events] == ["start", "error"]
     assert msg.error_message == "400 INVALID_ARGUMENT: API key not valid."
@@ -409,7 +506,12 @@ async def test_headers_and_on_payload() -> None:
         seen.update(payload)
         return {**payload, "generationConfig": {"candidateCount": 1}}
 
-    _, msg, request = await run([chunk({"text": "x"}, finish="STOP")], headers={"x-extra": "1"}, on_payload=hook, temperature=0.5)
+    _, msg, request = await run(
+        [chunk({"text": "x"}, finish="STOP")],
+        headers={"x-extra": "1"},
+        on_payload=hook,
+        temperature=0.5,
+    )
     assert msg.stop_reason == "stop"
     assert request.headers["x-extra"] == "1" and request.headers["x-goog-api-key"] == "k"
     assert seen["generationConfig"]["temperature"] == 0.5
@@ -417,12 +519,19 @@ async def test_headers_and_on_payload() -> None:
 
 
 async def test_stream_simple_sends_thinking_config() -> None:
-    async with LocalServer([Reply(200, SSE_HEADERS, [chunk({"text": "x"}, finish="STOP")]) for _ in range(2)]) as server:
+    async with LocalServer(
+        [Reply(200, SSE_HEADERS, [chunk({"text": "x"}, finish="STOP")]) for _ in range(2)]
+    ) as server:
         model = gemini("gemini-2.5-pro", base_url=server.url, max_tokens=65536)
-        await stream_simple(model, Context([UserMessage("hi")]), api_key="k", reasoning="medium").result()
+        await stream_simple(
+            model, Context([UserMessage("hi")]), api_key="k", reasoning="medium"
+        ).result()
         await stream_simple(model, Context([UserMessage("hi")]), api_key="k").result()
         first, second = (json.loads(r.body) for r in server.requests)
-    assert first["generationConfig"] == {"maxOutputTokens": 32000, "thinkingConfig": {"includeThoughts": True, "thinkingBudget": 8192}}
+    assert first["generationConfig"] == {
+        "maxOutputTokens": 32000,
+        "thinkingConfig": {"includeThoughts": True, "thinkingBudget": 8192},
+    }
     assert second["generationConfig"] == {"maxOutputTokens": 32000}
 
 
@@ -430,36 +539,62 @@ async def test_stream_simple_sends_thinking_config() -> None:
 
 
 def vertex(base_url: str = "https://us-central1-aiplatform.googleapis.com") -> Model:
-    return Model(id="gemini-2.5-flash", name="g", api="google-vertex", provider="google-vertex", base_url=base_url, reasoning=True)
+    return Model(
+        id="gemini-2.5-flash",
+        name="g",
+        api="google-vertex",
+        provider="google-vertex",
+        base_url=base_url,
+        reasoning=True,
+    )
 
 
 def test_vertex_urls() -> None:
     m = vertex()
     path = "publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
-    assert google_vertex.stream_url(m, "proj", "europe-west4") == f"https://europe-west4-aiplatform.googleapis.com/v1/projects/proj/locations/europe-west4/{path}"
-    assert google_vertex.stream_url(m, "proj", "global") == f"https://aiplatform.googleapis.com/v1/projects/proj/locations/global/{path}"
+    assert (
+        google_vertex.stream_url(m, "proj", "europe-west4")
+        == f"https://europe-west4-aiplatform.googleapis.com/v1/projects/proj/locations/europe-west4/{path}"
+    )
+    assert (
+        google_vertex.stream_url(m, "proj", "global")
+        == f"https://aiplatform.googleapis.com/v1/projects/proj/locations/global/{path}"
+    )
     assert google_vertex.stream_url(m, None, None) == f"https://aiplatform.googleapis.com/v1/{path}"
 
 
 @pytest.fixture
 def clean_gcp_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("GOOGLE_CLOUD_API_KEY", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS"):
+    for name in (
+        "GOOGLE_CLOUD_API_KEY",
+        "GOOGLE_CLOUD_PROJECT",
+        "GCLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(google_vertex._Adc, "credentials", None)
     monkeypatch.setattr(google_vertex._Adc, "project", None)
     monkeypatch.setattr(google_vertex._Adc, "lock", None)
 
 
-async def test_vertex_api_key_from_env(clean_gcp_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_vertex_api_key_from_env(
+    clean_gcp_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GOOGLE_CLOUD_API_KEY", "vkey")
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "proj")
     monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
-    async with LocalServer([Reply(200, SSE_HEADERS, [chunk({"text": "ok"}, finish="STOP")])]) as server:
+    async with LocalServer(
+        [Reply(200, SSE_HEADERS, [chunk({"text": "ok"}, finish="STOP")])]
+    ) as server:
         msg = await stream(vertex(server.url), Context([UserMessage("hi")])).result()
         request = server.requests[0]
     assert msg.text == "ok"
     assert request.headers["x-goog-api-key"] == "vkey"
-    assert request.path == "/v1/projects/proj/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    assert (
+        request.path
+        == "/v1/projects/proj/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    )
 
 
 class FakeCredentials:
@@ -476,7 +611,9 @@ class FakeCredentials:
         self.token = f"token-{self.refreshes}"
 
 
-async def test_vertex_application_default_credentials(clean_gcp_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_vertex_application_default_credentials(
+    clean_gcp_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import google.auth
 
     creds = FakeCredentials()
@@ -490,7 +627,9 @@ async def test_vertex_application_default_credentials(clean_gcp_env: None, monke
     replies = [Reply(200, SSE_HEADERS, [chunk({"text": "ok"}, finish="STOP")]) for _ in range(2)]
     async with LocalServer(replies) as server:
         for _ in range(2):
-            msg = await stream(vertex(server.url), Context([UserMessage("hi")]), location="global").result()
+            msg = await stream(
+                vertex(server.url), Context([UserMessage("hi")]), location="global"
+            ).result()
             assert msg.stop_reason == "stop", msg.error_message
         requests = server.requests
     assert calls == [["https://www.googleapis.com/auth/cloud-platform"]]  # loaded once
@@ -499,29 +638,48 @@ async def test_vertex_application_default_credentials(clean_gcp_env: None, monke
     assert requests[0].path.startswith("/v1/projects/adc-project/locations/global/")
 
 
-async def test_vertex_missing_location_and_project(clean_gcp_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_vertex_missing_location_and_project(
+    clean_gcp_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import google.auth
 
     monkeypatch.setattr(google.auth, "default", lambda scopes: (FakeCredentials(), None))
     msg = await stream(vertex(), Context([UserMessage("hi")]), location="global").result()
     assert msg.stop_reason == "error" and "needs a project" in (msg.error_message or "")
     msg = await stream(vertex(), Context([UserMessage("hi")]), project="p").result()
-    assert "needs a location" in (msg.error_message or "") and "GOOGLE_CLOUD_LOCATION" in (msg.error_message or "")
+    assert "needs a location" in (msg.error_message or "") and "GOOGLE_CLOUD_LOCATION" in (
+        msg.error_message or ""
+    )
 
 
-async def test_vertex_without_google_auth_names_the_extra(clean_gcp_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_vertex_without_google_auth_names_the_extra(
+    clean_gcp_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "google.auth", None)
-    msg = await stream(vertex(), Context([UserMessage("hi")]), project="p", location="global").result()
+    msg = await stream(
+        vertex(), Context([UserMessage("hi")]), project="p", location="global"
+    ).result()
     assert msg.stop_reason == "error"
-    assert "tau[vertex]" in (msg.error_message or "") and "GOOGLE_CLOUD_API_KEY" in (msg.error_message or "")
+    assert "tau[vertex]" in (msg.error_message or "") and "GOOGLE_CLOUD_API_KEY" in (
+        msg.error_message or ""
+    )
 
 
-async def test_vertex_authenticated_marker_is_not_sent_as_a_key(clean_gcp_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_vertex_authenticated_marker_is_not_sent_as_a_key(
+    clean_gcp_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import google.auth
 
     monkeypatch.setattr(google.auth, "default", lambda scopes: (FakeCredentials(), "p"))
-    async with LocalServer([Reply(200, SSE_HEADERS, [chunk({"text": "ok"}, finish="STOP")])]) as server:
-        await stream(vertex(server.url), Context([UserMessage("hi")]), api_key="<authenticated>", location="global").result()
+    async with LocalServer(
+        [Reply(200, SSE_HEADERS, [chunk({"text": "ok"}, finish="STOP")])]
+    ) as server:
+        await stream(
+            vertex(server.url),
+            Context([UserMessage("hi")]),
+            api_key="<authenticated>",
+            location="global",
+        ).result()
         request = server.requests[0]
     assert "x-goog-api-key" not in request.headers
     assert request.headers["authorization"] == "Bearer token-1"

@@ -83,7 +83,9 @@ def _model(recording: str, base_url: str) -> Model:
 
 
 @pytest.mark.skipif(not RECORDINGS, reason="recordings not present")
-@pytest.mark.parametrize(("recording", "index"), RECORDINGS, ids=[f"{r}#{i}" for r, i in RECORDINGS])
+@pytest.mark.parametrize(
+    ("recording", "index"), RECORDINGS, ids=[f"{r}#{i}" for r, i in RECORDINGS]
+)
 async def test_recorded_stream_replays(recording: str, index: int) -> None:
     data = yaml.safe_load((RECORDED / recording).read_text())
     interaction = data["interactions"][index]
@@ -116,7 +118,11 @@ async def test_recorded_stream_replays(recording: str, index: int) -> None:
             got.append(["call", None, block.thought_signature])
     assert got == expected["blocks"]
 
-    calls = [(b.name, b.arguments, b.thought_signature) for b in message.content if isinstance(b, ToolCall)]
+    calls = [
+        (b.name, b.arguments, b.thought_signature)
+        for b in message.content
+        if isinstance(b, ToolCall)
+    ]
     assert calls == expected["calls"]
     assert len({b.id for b in message.tool_calls}) == len(calls)
 
@@ -125,13 +131,17 @@ async def test_recorded_stream_replays(recording: str, index: int) -> None:
         if isinstance(block, ToolCall):
             kinds = [e.type for e in events if getattr(e, "content_index", None) == index_]
             assert kinds == ["toolcall_start", "toolcall_delta", "toolcall_end"]
-            delta = next(e for e in events if e.type == "toolcall_delta" and e.content_index == index_)
+            delta = next(
+                e for e in events if e.type == "toolcall_delta" and e.content_index == index_
+            )
             assert json.loads(delta.delta) == block.arguments
 
     # Streamed deltas add up to the final text of each block.
     for index_, block in enumerate(message.content):
         deltas = "".join(
-            e.delta for e in events if e.type in ("text_delta", "thinking_delta") and e.content_index == index_
+            e.delta
+            for e in events
+            if e.type in ("text_delta", "thinking_delta") and e.content_index == index_
         )
         if isinstance(block, TextContent):
             assert deltas == block.text
@@ -144,12 +154,17 @@ async def test_recorded_stream_replays(recording: str, index: int) -> None:
     meta = expected["usage"]
     cached = meta.get("cachedContentTokenCount", 0)
     thoughts = meta.get("thoughtsTokenCount")
-    assert message.usage.input == meta["promptTokenCount"] - cached + meta.get("toolUsePromptTokenCount", 0)
+    assert message.usage.input == meta["promptTokenCount"] - cached + meta.get(
+        "toolUsePromptTokenCount", 0
+    )
     assert message.usage.output == meta.get("candidatesTokenCount", 0) + (thoughts or 0)
     assert message.usage.cache_read == cached
     assert message.usage.reasoning == thoughts
     assert message.usage.total_tokens == meta["totalTokenCount"]
-    assert message.usage.input + message.usage.output + message.usage.cache_read == meta["totalTokenCount"]
+    assert (
+        message.usage.input + message.usage.output + message.usage.cache_read
+        == meta["totalTokenCount"]
+    )
 
 
 def test_every_gemini_recording_is_covered() -> None:
