@@ -553,3 +553,17 @@ async def test_server_tool_use_is_not_a_client_tool_call() -> None:
 async def test_wrong_role_is_an_error() -> None:
     _, msg, _ = await run([event("messageStart", {"role": "user"})])
     assert msg.stop_reason == "error" and "role" in (msg.error_message or "")
+
+
+def test_catalog_models() -> None:
+    from tau.ai.catalog import get_model
+
+    sonnet = get_model("amazon-bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+    assert bedrock.is_claude(sonnet) and bedrock.supports_cache_points(sonnet)
+    assert not bedrock.is_adaptive_claude(sonnet)
+    assert bedrock.endpoint_url(sonnet, "eu-west-1").startswith(
+        "https://bedrock-runtime.eu-west-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5"
+    )
+    assert bedrock.is_adaptive_claude(get_model("amazon-bedrock", "global.anthropic.claude-opus-4-6-v1"))
+    nova = get_model("amazon-bedrock", "amazon.nova-pro-v1:0")
+    assert not bedrock.is_claude(nova) and not bedrock.supports_cache_points(nova)

@@ -683,3 +683,18 @@ async def test_vertex_authenticated_marker_is_not_sent_as_a_key(
         request = server.requests[0]
     assert "x-goog-api-key" not in request.headers
     assert request.headers["authorization"] == "Bearer token-1"
+
+
+def test_catalog_models_resolve_to_the_right_endpoints() -> None:
+    from tau.ai.catalog import get_model
+    from tau.ai.providers import google
+
+    gem = get_model("google", "gemini-2.5-flash")
+    assert google.stream_url(gem) == (
+        "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
+        ":streamGenerateContent?alt=sse"
+    )
+    vtx = get_model("google-vertex", "gemini-2.5-flash")
+    assert google_vertex.stream_url(vtx, "p", "us-central1").startswith(
+        "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/"
+    )
