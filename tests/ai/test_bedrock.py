@@ -564,6 +564,35 @@ def test_catalog_models() -> None:
     assert bedrock.endpoint_url(sonnet, "eu-west-1").startswith(
         "https://bedrock-runtime.eu-west-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5"
     )
-    assert bedrock.is_adaptive_claude(get_model("amazon-bedrock", "global.anthropic.claude-opus-4-6-v1"))
+    assert bedrock.is_adaptive_claude(
+        get_model("amazon-bedrock", "global.anthropic.claude-opus-4-6-v1")
+    )
     nova = get_model("amazon-bedrock", "amazon.nova-pro-v1:0")
     assert not bedrock.is_claude(nova) and not bedrock.supports_cache_points(nova)
+
+
+async def test_missing_botocore_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from tau.ai import registry
+
+    monkeypatch.setattr(registry, "_registry", {})
+    for name in [n for n in sys.modules if n == "botocore" or n.startswith("botocore.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.delitem(sys.modules, "tau.ai.providers.bedrock")
+    monkeypatch.setitem(sys.modules, "botocore", None)
+    msg = await stream(model(), Context([UserMessage("hi")])).result()
+    assert msg.stop_reason == "error"
+    assert "pip install 'tau[bedrock]'" in (msg.error_message or "")
+
+
+def test_botocore_and_google_auth_are_not_imported_by_tau_ai() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, tau.ai, tau.ai.providers.google, tau.ai.providers.google_vertex; "
+        "print([m for m in ('botocore', 'google.auth', 'httpx2') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
