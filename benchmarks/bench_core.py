@@ -124,6 +124,7 @@ def main() -> None:
     print(f"  import tau.ai           {tau_ms:8.1f} ms")
     print(f"  import asyncio          {asyncio_ms:8.1f} ms   (baseline)")
     print(f"  ratio                   {tau_ms / asyncio_ms:8.2f} x")
+    print(f"  tau's own share         {tau_ms - asyncio_ms:8.1f} ms")
     print()
     faux = cpu_us_per_event(faux_stream)
     pump = cpu_us_per_event(event_stream_pump)

@@ -13,7 +13,11 @@ and no model::
 
 A script is a list of responses (used in order) or a function ``(context, options) ->
 FauxResponse`` for replies that depend on the request. A model with no script echoes the
-last user message.
+last user message (the catalog's ``get_model("faux", "echo")`` is one).
+
+Like a real adapter, each call builds a request body (the model id, the pi-format context,
+the sampling options) and runs the ``on_payload`` hook on it before any response is chosen;
+:func:`faux_payloads` keeps what was "sent".
 """
 
 from __future__ import annotations
