@@ -87,3 +87,21 @@ def test_sync_helpers_raise_unknown_api_instead_of_hanging() -> None:
         list(stream_sync(model, CTX))
     with pytest.raises(UnknownApiError, match="no-such-api"):
         complete_sync(model, CTX)
+
+
+def test_nested_sync_call_is_an_error_not_a_deadlock() -> None:
+    inner = faux_model([FauxResponse(["inner"])])
+
+    def hook(payload: dict[str, object], model: Model) -> None:
+        complete_sync(inner, CTX)  # runs on the sync loop's own thread
+
+    message = complete_sync(faux_model([FauxResponse(["outer"])]), CTX, on_payload=hook)
+    assert message.stop_reason == "error"
+    assert "use the async API there" in (message.error_message or "")
+
+    def stream_hook(payload: dict[str, object], model: Model) -> None:
+        list(stream_sync(inner, CTX))
+
+    events = list(stream_sync(faux_model([FauxResponse(["outer"])]), CTX, on_payload=stream_hook))
+    assert events[-1].type == "error"
+    assert "use the async API there" in (events[-1].error.error_message or "")  # type: ignore[union-attr]

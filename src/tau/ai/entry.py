@@ -71,22 +71,35 @@ async def complete_simple(
 # --------------------------------------------------------------------------- sync conveniences
 
 _loop: asyncio.AbstractEventLoop | None = None
+_loop_thread: threading.Thread | None = None
 _loop_lock = threading.Lock()
 
 
 def _background_loop() -> asyncio.AbstractEventLoop:
     # One long-lived loop thread, so sync calls share a pooled HTTP client like async ones.
-    global _loop
+    global _loop, _loop_thread
     with _loop_lock:
         if _loop is None:
             loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="tau-sync-loop", daemon=True).start()
-            _loop = loop
+            thread = threading.Thread(target=loop.run_forever, name="tau-sync-loop", daemon=True)
+            thread.start()
+            _loop, _loop_thread = loop, thread
+        if threading.current_thread() is _loop_thread:
+            # Blocking the loop thread on work scheduled on that same loop never returns.
+            raise RuntimeError(
+                "complete_sync()/stream_sync() called from code that a sync call is running "
+                "(a hook or callback): use the async API there"
+            )
         return _loop
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
-    future: Future[T] = asyncio.run_coroutine_threadsafe(coro, _background_loop())
+    try:
+        loop = _background_loop()
+    except RuntimeError:
+        coro.close()
+        raise
+    future: Future[T] = asyncio.run_coroutine_threadsafe(coro, loop)
     try:
         return future.result()
     except KeyboardInterrupt:
@@ -125,7 +138,8 @@ def stream_sync(
         finally:
             events.put(None)
 
-    future = asyncio.run_coroutine_threadsafe(pump(), _background_loop())
+    loop = _background_loop()
+    future = asyncio.run_coroutine_threadsafe(pump(), loop)
     try:
         while (item := events.get()) is not None:
             if isinstance(item, Exception):
