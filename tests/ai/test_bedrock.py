@@ -27,6 +27,7 @@ from tau.ai.types import (
     ToolResultMessage,
 )
 from tests.ai.servers import CLOSE, LocalServer, Reply
+from tests.ai.streamcheck import check_grammar
 
 EVENT_STREAM = {"content-type": "application/vnd.amazon.eventstream"}
 IMG = ImageContent("aGVsbG8=", "image/png")
@@ -153,6 +154,7 @@ async def run(
         call = stream_simple if simple else stream
         s = call(target, context or Context([UserMessage("hi")]), **options)
         events = [e async for e in s]
+        check_grammar(events)
         return events, await s.result(), server.requests[0] if server.requests else None
 
 

@@ -23,6 +23,7 @@ from botocore.session import get_session  # noqa: E402
 from tau.ai import Context, UserMessage, stream  # noqa: E402
 from tau.ai.types import Model, TextContent, ThinkingContent, ToolCall  # noqa: E402
 from tests.ai.servers import LocalServer, Reply  # noqa: E402
+from tests.ai.streamcheck import check_grammar  # noqa: E402
 
 RECORDED = Path(__file__).resolve().parents[2].parent / "shared/fixtures/recorded/pydantic-ai"
 EVENT_STREAM = {"content-type": "application/vnd.amazon.eventstream"}
@@ -135,6 +136,7 @@ async def test_recorded_stream_replays(recording: str, index: int) -> None:
         )
         s = stream(model, Context([UserMessage("hi")]))
         events = [e async for e in s]
+        check_grammar(events)
         message = await s.result()
         request = server.requests[0]
 

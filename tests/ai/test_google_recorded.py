@@ -17,6 +17,7 @@ import yaml
 from tau.ai import Context, UserMessage, stream
 from tau.ai.types import Model, TextContent, ThinkingContent, ToolCall
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
+from tests.ai.streamcheck import check_grammar
 
 RECORDED = Path(__file__).resolve().parents[2].parent / "shared/fixtures/recorded/pydantic-ai"
 
@@ -99,6 +100,7 @@ async def test_recorded_stream_replays(recording: str, index: int) -> None:
         options: dict[str, Any] = {"api_key": "test-key", "project": "p", "location": "global"}
         s = stream(model, Context([UserMessage("hi")]), **options)
         events = [e async for e in s]
+        check_grammar(events)
         message = await s.result()
         request = server.requests[0]
 
