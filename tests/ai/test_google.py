@@ -136,6 +136,16 @@ def test_gemini3_unsigned_calls_get_the_skip_sentinel() -> None:
     assert part["thoughtSignature"] == shared.SKIP_THOUGHT_SIGNATURE
 
 
+def test_gemini3_parallel_calls_keep_gemini_signing() -> None:
+    model = gemini("gemini-3-pro-preview")
+    msg = assistant(model, ToolCall("a", "f", {}, SIG), ToolCall("b", "f", {}))
+    parts = shared.convert_messages([msg], model)[0]["parts"]
+    assert [p.get("thoughtSignature") for p in parts] == [SIG, None]
+    unsigned = assistant(model, ToolCall("a", "f", {}), ToolCall("b", "f", {}))
+    parts = shared.convert_messages([unsigned], model)[0]["parts"]
+    assert [p.get("thoughtSignature") for p in parts] == [shared.SKIP_THOUGHT_SIGNATURE] * 2
+
+
 def test_tool_results_output_error_and_merging() -> None:
     model = gemini()
     contents = shared.convert_messages(

@@ -124,7 +124,15 @@ def _assistant_parts(
     message: AssistantMessage, model: Model, sanitize: Any
 ) -> list[dict[str, Any]]:
     same = _same_model(message, model)
-    gemini3 = is_gemini3(model.id)
+    # Gemini signs only the first of parallel calls and expects the rest back unsigned; a
+    # turn with no signed call at all (another model's, or an old one) needs the sentinel.
+    sentinel = is_gemini3(model.id) and not (
+        same
+        and any(
+            isinstance(b, ToolCall) and is_valid_signature(b.thought_signature)
+            for b in message.content
+        )
+    )
     explicit_ids = requires_tool_call_id(model.id)
     parts: list[dict[str, Any]] = []
     for block in message.content:
@@ -152,7 +160,7 @@ def _assistant_parts(
             part = {"functionCall": call}
             if same and is_valid_signature(block.thought_signature):
                 part["thoughtSignature"] = block.thought_signature
-            elif gemini3:
+            elif sentinel:
                 part["thoughtSignature"] = SKIP_THOUGHT_SIGNATURE
             parts.append(part)
     return parts
