@@ -155,6 +155,8 @@ async def run(
         s = call(target, context or Context([UserMessage("hi")]), **options)
         events = [e async for e in s]
         check_grammar(events)
+        if server.requests and server.requests[0].body and not options.get("on_payload"):
+            validate(json.loads(server.requests[0].body), target.id)
         return events, await s.result(), server.requests[0] if server.requests else None
 
 

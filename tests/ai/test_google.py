@@ -393,6 +393,8 @@ async def run(
         s = call(m, Context([UserMessage("hi")]), **options)
         events = [e async for e in s]
         check_grammar(events)
+        if server.requests and server.requests[0].body and not options.get("on_payload"):
+            validate_body(json.loads(server.requests[0].body))
         return events, await s.result(), server.requests[0] if server.requests else None
 
 
