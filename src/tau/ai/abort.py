@@ -20,7 +20,9 @@ class AbortSignal:
         self.aborted = False
         self._reason: str | None = None
         self._callbacks: list[Callable[[], None]] = []
-        self._lock = threading.Lock()
+        # Re-entrant: a signal handler calling abort() runs in the main thread, possibly while
+        # that thread is inside one of these locked sections; a plain Lock would deadlock.
+        self._lock = threading.RLock()
 
     @property
     def reason(self) -> str | None:
@@ -34,16 +36,26 @@ class AbortSignal:
         (typically ``loop.call_soon_threadsafe(...)``).
         """
         with self._lock:
-            if not self.aborted:
-                self._callbacks.append(callback)
-                return lambda: self._remove(callback)
-        callback()
-        return lambda: None
+            self._callbacks.append(callback)
+        # Checked after the append: an abort() that ran before it (even one from a signal
+        # handler that interrupted this very thread) finds the callback here, never loses it.
+        if self.aborted:
+            self._drain()
+        return lambda: self._remove(callback)
 
     def _remove(self, callback: Callable[[], None]) -> None:
         with self._lock:
             if callback in self._callbacks:
                 self._callbacks.remove(callback)
+
+    def _drain(self) -> None:
+        # One callback at a time, each taken under the lock: whoever takes it runs it, once.
+        while True:
+            with self._lock:
+                if not self._callbacks:
+                    return
+                callback = self._callbacks.pop(0)
+            callback()
 
     def _abort(self, reason: str | None) -> None:
         with self._lock:
@@ -51,9 +63,7 @@ class AbortSignal:
                 return
             self.aborted = True
             self._reason = reason
-            callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
-            callback()
+        self._drain()
 
     def throw_if_aborted(self) -> None:
         """Raise :class:`AbortedError` if the signal has fired."""
