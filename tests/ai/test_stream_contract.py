@@ -127,3 +127,8 @@ async def test_exhausted_script_is_an_error_event_not_an_exception() -> None:
 async def test_awaiting_the_stream_gives_the_result() -> None:
     message = await stream(faux_model([FauxResponse(["x"])]), CTX)
     assert message.text == "x"
+
+
+def test_stream_outside_an_event_loop_says_what_to_use() -> None:
+    with pytest.raises(RuntimeError, match=r"complete_sync\(\) or tau.ai.stream_sync\(\)"):
+        stream(faux_model([FauxResponse(["x"])]), CTX)

@@ -33,7 +33,9 @@ class EventStream(Generic[T, R]):
 
     Several consumers may iterate at once; each event goes to exactly one of them. A consumer
     that stops early (``break``) cancels the producer once no other consumer is left, so an
-    abandoned stream never keeps a connection or a task alive.
+    abandoned stream never keeps a connection or a task alive. ``break`` takes effect when the
+    iterator is collected (at once in CPython); ``async with stream:`` or ``await
+    stream.aclose()`` makes it deterministic.
     """
 
     __slots__ = (
