@@ -712,3 +712,22 @@ def test_catalog_models_resolve_to_the_right_endpoints() -> None:
     assert google_vertex.stream_url(vtx, "p", "us-central1").startswith(
         "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/"
     )
+
+
+async def test_cost_is_computed_even_when_the_stream_fails() -> None:
+    from tau.ai.types import ModelCost
+
+    usage = {
+        "promptTokenCount": 1_000_000,
+        "candidatesTokenCount": 500_000,
+        "totalTokenCount": 1_500_000,
+    }
+    async with LocalServer(
+        [Reply(200, SSE_HEADERS, [chunk({"text": "x"}, usage=usage)])]
+    ) as server:
+        m = gemini(base_url=server.url, cost=ModelCost(input=1.0, output=2.0))
+        msg = await stream(m, Context([UserMessage("hi")]), api_key="k").result()
+    assert msg.stop_reason == "error"  # truncated: no finish reason
+    assert (
+        msg.usage.cost.input == 1.0 and msg.usage.cost.output == 1.0 and msg.usage.cost.total == 2.0
+    )

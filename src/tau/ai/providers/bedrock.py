@@ -585,13 +585,16 @@ def stream(
             **(options.get("headers") or {}),
         }
         mapper = BedrockStreamMapper(builder)
-        async with open_stream(
-            options, "POST", url, headers=headers, content=content, expect=_EVENT_STREAM
-        ) as response:
-            async for chunk in response.chunks():
-                mapper.feed_bytes(chunk)
-        mapper.finish()
-        calculate_cost(model, builder.message.usage)
+        try:
+            async with open_stream(
+                options, "POST", url, headers=headers, content=content, expect=_EVENT_STREAM
+            ) as response:
+                async for chunk in response.chunks():
+                    mapper.feed_bytes(chunk)
+            mapper.finish()
+        finally:
+            # Also on failure: the usage seen so far is priced.
+            calculate_cost(model, builder.message.usage)
 
     return launch_stream(model, options, run)
 

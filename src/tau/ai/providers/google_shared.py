@@ -628,22 +628,25 @@ async def run_stream(
     model = builder.model
     body = await apply_on_payload(options, body, model)
     mapper = GoogleStreamMapper(builder)
-    async with open_stream(options, "POST", url, headers=headers, json=body) as response:
-        async for event in response:
-            data = event.data
-            if not data:
-                continue
-            try:
-                chunk = json.loads(data)
-            except ValueError:
-                raise ProviderError(
-                    f"Google sent malformed JSON in the stream: {data[:200]!r}"
-                ) from None
-            if not isinstance(chunk, dict):
-                raise ProviderError(f"Google sent an unexpected stream event: {data[:200]!r}")
-            mapper.feed(chunk)
-    mapper.finish()
-    calculate_cost(model, builder.message.usage)
+    try:
+        async with open_stream(options, "POST", url, headers=headers, json=body) as response:
+            async for event in response:
+                data = event.data
+                if not data:
+                    continue
+                try:
+                    chunk = json.loads(data)
+                except ValueError:
+                    raise ProviderError(
+                        f"Google sent malformed JSON in the stream: {data[:200]!r}"
+                    ) from None
+                if not isinstance(chunk, dict):
+                    raise ProviderError(f"Google sent an unexpected stream event: {data[:200]!r}")
+                mapper.feed(chunk)
+        mapper.finish()
+    finally:
+        # Also on failure: the usage seen so far is priced.
+        calculate_cost(model, builder.message.usage)
 
 
 def request_headers(
