@@ -109,6 +109,7 @@ async def test_scripted_error_keeps_partial_content() -> None:
     assert final.error.error_message == "upstream exploded"
     assert final.error.stop_reason == "error"
     assert final.error.text == "partial answer"
+    assert final.error.usage.output == 4  # usage so far travels with the error
 
 
 async def test_length_stop_reason() -> None:
