@@ -23,12 +23,18 @@ def _slow(*blocks: object) -> FauxResponse:
     return FauxResponse(list(blocks), chunk_size=1, delay=0.002)  # type: ignore[arg-type]
 
 
+def _producers() -> list[asyncio.Task[None]]:
+    # Only this test's loop: other tests' streams are none of its business.
+    loop = asyncio.get_running_loop()
+    return [t for t in builder_module._running if t.get_loop() is loop]
+
+
 async def _no_producers_left() -> None:
-    for _ in range(100):
-        if not builder_module._running:
+    for _ in range(200):
+        if not _producers():
             return
         await asyncio.sleep(0.01)
-    raise AssertionError(f"producer tasks still running: {builder_module._running}")
+    raise AssertionError(f"producer tasks still running: {_producers()}")
 
 
 def _assert_aborted(events: list[AssistantMessageEvent]) -> None:
@@ -207,7 +213,7 @@ async def test_cancelling_complete_cancels_the_call() -> None:
         model = faux_model([_slow(text(LONG_TEXT))])
         task = asyncio.create_task(entry(model, CTX))
         await asyncio.sleep(0.05)
-        assert builder_module._running  # the call is streaming
+        assert _producers()  # the call is streaming
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         assert task.cancelled()

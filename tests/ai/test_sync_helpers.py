@@ -47,26 +47,28 @@ def test_stream_sync_yields_the_whole_grammar() -> None:
     assert "".join(e.delta for e in events if e.type == "text_delta") == "one two three"  # type: ignore[union-attr]
 
 
-def _background_producers() -> int:
+def _background_producers() -> set[asyncio.Task[None]]:
     loop = entry_module._background_loop()
 
-    async def count() -> int:
-        return len(builder_module._running)
+    async def running() -> set[asyncio.Task[None]]:
+        return {t for t in builder_module._running if t.get_loop() is loop}
 
-    return asyncio.run_coroutine_threadsafe(count(), loop).result(timeout=5)
+    return asyncio.run_coroutine_threadsafe(running(), loop).result(timeout=5)
 
 
 def test_breaking_out_of_stream_sync_cancels_the_call() -> None:
+    before = _background_producers()
     long = FauxResponse([text("x" * 2000)], chunk_size=1, delay=0.001)
     events = stream_sync(faux_model([long]), CTX)
     for event in events:
         if event.type == "text_delta":
             break
+    assert _background_producers() - before  # still streaming when the loop is left
     events.close()  # what leaving a for loop does once the generator is dropped
     deadline = time.monotonic() + 5
-    while _background_producers() and time.monotonic() < deadline:
+    while _background_producers() - before and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert _background_producers() == 0
+    assert not _background_producers() - before
 
 
 def test_stream_sync_abort_signal() -> None:
