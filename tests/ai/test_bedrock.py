@@ -343,6 +343,9 @@ async def test_sigv4_signing_from_the_credential_chain(monkeypatch: pytest.Monke
     assert "x-amz-date" in request.headers
 
     # The signature is the one botocore computes for the same request.
+    import datetime
+
+    import botocore.auth
     from botocore.auth import SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
@@ -351,7 +354,8 @@ async def test_sigv4_signing_from_the_credential_chain(monkeypatch: pytest.Monke
     check = AWSRequest(
         method="POST", url=url, data=request.body, headers={"Content-Type": "application/json"}
     )
-    check.context["timestamp"] = request.headers["x-amz-date"]
+    signed_at = datetime.datetime.strptime(request.headers["x-amz-date"], "%Y%m%dT%H%M%SZ")
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: signed_at)
     SigV4Auth(Credentials("AKIDEXAMPLE", "secret", "session"), "bedrock", "eu-west-3").add_auth(
         check
     )
