@@ -1,0 +1,282 @@
+"""Client CPU per streamed event of tau's HTTP adapters, next to a bare loop in the same run.
+
+Run: ``python benchmarks/bench_providers.py`` from a checkout (``--runs N`` to change the
+number of measured runs, ``--case NAME`` to run some cases only).
+
+A server in a child process (``tests/ai/servers.py`` on 127.0.0.1) streams recorded-shape
+provider responses, one SSE event per HTTP chunk. This process measures its own CPU time
+(``time.process_time``, so the server's work is not counted) for:
+
+* **bare**: the floor, ``httpx2`` streaming + splitting events on blank lines + ``json.loads``
+  of each ``data:`` payload, doing nothing with the result;
+* **tau**: the full adapter through ``tau.ai.stream``: request building, the shared client,
+  SSE decoding, JSON, event objects, the message being built, usage and cost.
+
+Figures are µs of client CPU per SSE event (best of the runs, bare and tau interleaved so
+that a noisy moment hits both), and the tau/bare ratio (target ≤ 1.5×). To add a provider,
+write a function returning a :class:`Case` and list it in :func:`cases`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
+
+import httpx2  # noqa: E402
+
+from tau.ai import Context, Model, Tool, UserMessage, stream  # noqa: E402
+from tau.ai.types import ModelCost  # noqa: E402
+
+TEXT_DELTAS = 5_000
+TOOL_BYTES = 200_000
+TOOL_DELTA_BYTES = 100
+
+
+@dataclass
+class Case:
+    """One benchmark: a response (a list of SSE records) and how tau consumes it."""
+
+    name: str
+    events: list[bytes]
+    """The SSE records, each sent as one HTTP chunk."""
+    run_tau: Callable[[str], Coroutine[Any, Any, None]]
+    """Consume the stream through tau. The argument is the case's URL, ``<server>/<name>``:
+    use it as the model's ``base_url`` (every path below it serves the same body)."""
+
+
+async def consume(model: Model, context: Context) -> None:
+    """Stream through tau, touching nothing, and fail loudly if the stream failed."""
+    s = stream(model, context, api_key="bench", max_retries=0)
+    async for _ in s:
+        pass
+    message = await s.result()
+    if message.stop_reason in ("error", "aborted"):
+        raise RuntimeError(message.error_message)
+
+
+# --------------------------------------------------------------------------- anthropic
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    data = json.dumps(event, separators=(",", ":"))
+    return f"event: {event['type']}\ndata: {data}\n\n".encode()
+
+
+def _anthropic_events(block: list[dict[str, Any]], stop: str) -> list[bytes]:
+    usage = {"input_tokens": 1200, "output_tokens": 1, "cache_read_input_tokens": 0}
+    events = [
+        {"type": "message_start", "message": {"id": "msg_b", "model": "m", "usage": usage}},
+        {"type": "ping"},
+        *block,
+        {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 900}},
+        {"type": "message_stop"},
+    ]
+    return [_sse(e) for e in events]
+
+
+def _anthropic_model(base_url: str) -> Model:
+    return Model(
+        id="claude-sonnet-4-5",
+        name="bench",
+        api="anthropic-messages",
+        provider="anthropic",
+        base_url=base_url,
+        reasoning=True,
+        cost=ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75),
+        max_tokens=64_000,
+    )
+
+
+def anthropic_text_case() -> Case:
+    """5,000 text deltas of a few characters each."""
+    start = {"type": "text", "text": ""}
+    block = [
+        {"type": "content_block_start", "index": 0, "content_block": start},
+        *(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": f" w{i}"},
+            }
+            for i in range(TEXT_DELTAS)
+        ),
+        {"type": "content_block_stop", "index": 0},
+    ]
+
+    async def run(url: str) -> None:
+        await consume(_anthropic_model(url), Context([UserMessage("hi")]))
+
+    return Case("anthropic-text", _anthropic_events(block, "end_turn"), run)
+
+
+def anthropic_tool_case() -> Case:
+    """One tool call whose ~200 KB of JSON arguments arrive in ~100-byte deltas."""
+    content = "lorem ipsum dolor sit amet " * (TOOL_BYTES // 27)
+    arguments = json.dumps({"path": "big.txt", "content": content})
+    step = TOOL_DELTA_BYTES
+    pieces = [arguments[i : i + step] for i in range(0, len(arguments), step)]
+    start = {"type": "tool_use", "id": "toolu_b", "name": "write_file", "input": {}}
+    block = [
+        {"type": "content_block_start", "index": 0, "content_block": start},
+        *(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": piece},
+            }
+            for piece in pieces
+        ),
+        {"type": "content_block_stop", "index": 0},
+    ]
+    schema = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+    }
+    tool = Tool("write_file", "Write a file", schema)
+
+    async def run(url: str) -> None:
+        await consume(_anthropic_model(url), Context([UserMessage("hi")], tools=[tool]))
+
+    return Case("anthropic-tool-200KB", _anthropic_events(block, "tool_use"), run)
+
+
+def cases() -> list[Case]:
+    """Every benchmark case (add new providers here)."""
+    return [anthropic_text_case(), anthropic_tool_case()]
+
+
+# --------------------------------------------------------------------------- the floor
+
+
+async def bare_loop(url: str, client: httpx2.AsyncClient) -> int:
+    """httpx2 + split on blank lines + json.loads of each data payload; returns the count."""
+    count = 0
+    buffer = b""
+    loads = json.loads
+    async with client.stream("POST", url, json={"stream": True}) as response:
+        async for chunk in response.aiter_bytes():
+            buffer += chunk
+            *records, buffer = buffer.split(b"\n\n")
+            for record in records:
+                for line in record.split(b"\n"):
+                    if line.startswith(b"data: "):
+                        loads(line[6:])
+                        count += 1
+    return count
+
+
+# --------------------------------------------------------------------------- server process
+
+
+def serve(directory: str) -> None:
+    """Child process: serve each ``<case>.json`` (a list of SSE records) under ``/<case>``."""
+    from tests.ai.servers import LocalServer, Reply, Request
+
+    bodies = {
+        path.stem: [r.encode("latin-1") for r in json.loads(path.read_text())]
+        for path in Path(directory).glob("*.json")
+    }
+
+    def handler(request: Request) -> Reply:
+        body = bodies.get(request.path.strip("/").split("/")[0])
+        if body is None:
+            return Reply(404, {"content-type": "text/plain"}, [b"unknown case"])
+        return Reply(200, {"content-type": "text/event-stream"}, body)
+
+    async def main() -> None:
+        async with LocalServer(handler, lifetime=1800) as server:
+            print(server.port, flush=True)
+            # Serve until the parent closes our stdin.
+            await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+    asyncio.run(main())
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+async def _cpu(run: Callable[[], Coroutine[Any, Any, None]]) -> float:
+    start = time.process_time()
+    await run()
+    return time.process_time() - start
+
+
+async def measure(selected: list[Case], base_url: str, runs: int) -> list[tuple[float, float]]:
+    """``(bare, tau)`` best client CPU µs per event, per case."""
+    rows = []
+    async with httpx2.AsyncClient(timeout=None) as client:
+        for case in selected:
+            count = len(case.events)
+            url = f"{base_url}/{case.name}"
+
+            async def bare(url: str = url, count: int = count) -> None:
+                assert await bare_loop(url, client) == count
+
+            async def tau(case: Case = case, url: str = url) -> None:
+                await case.run_tau(url)
+
+            await bare()
+            await tau()
+            bare_best = tau_best = float("inf")
+            for _ in range(runs):
+                bare_best = min(bare_best, await _cpu(bare))
+                tau_best = min(tau_best, await _cpu(tau))
+            rows.append((bare_best / count * 1e6, tau_best / count * 1e6))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--case", action="append", help="run only this case (repeatable)")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return
+    selected = [c for c in cases() if not args.case or c.name in args.case]
+    with tempfile.TemporaryDirectory() as directory:
+        for case in selected:
+            records = [r.decode("latin-1") for r in case.events]
+            Path(directory, f"{case.name}.json").write_text(json.dumps(records))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+        server = subprocess.Popen(
+            [sys.executable, __file__, "--serve", directory],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert server.stdout is not None
+            port = int(server.stdout.readline())
+            rows = asyncio.run(measure(selected, f"http://127.0.0.1:{port}", args.runs))
+        finally:
+            assert server.stdin is not None
+            server.stdin.close()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    print(f"client CPU per SSE event, best of {args.runs} runs (Python {sys.version.split()[0]})")
+    print(f"{'case':<24}{'events':>8}{'bare µs':>10}{'tau µs':>10}{'tau/bare':>10}")
+    for (bare_us, tau_us), case in zip(rows, selected, strict=True):
+        ratio = tau_us / bare_us
+        print(f"{case.name:<24}{len(case.events):>8}{bare_us:>10.2f}{tau_us:>10.2f}{ratio:>9.2f}×")
+
+
+if __name__ == "__main__":
+    main()
