@@ -27,7 +27,7 @@ from tau.ai.types import (
     ToolResultMessage,
 )
 from tests.ai.servers import CLOSE, LocalServer, Reply
-from tests.ai.streamcheck import check_grammar
+from tests.ai.stream_checks import check_grammar
 
 EVENT_STREAM = {"content-type": "application/vnd.amazon.eventstream"}
 IMG = ImageContent("aGVsbG8=", "image/png")
@@ -154,7 +154,7 @@ async def run(
         call = stream_simple if simple else stream
         s = call(target, context or Context([UserMessage("hi")]), **options)
         events = [e async for e in s]
-        check_grammar(events)
+        check_grammar(events, await s.result())
         if server.requests and server.requests[0].body and not options.get("on_payload"):
             validate(json.loads(server.requests[0].body), target.id)
         return events, await s.result(), server.requests[0] if server.requests else None

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 botocore = pytest.importorskip("botocore")
 
@@ -22,24 +20,22 @@ from botocore.session import get_session  # noqa: E402
 
 from tau.ai import Context, UserMessage, stream  # noqa: E402
 from tau.ai.types import Model, TextContent, ThinkingContent, ToolCall  # noqa: E402
-from tests.ai.servers import LocalServer, Reply  # noqa: E402
-from tests.ai.streamcheck import check_grammar  # noqa: E402
+from tests.ai import replay  # noqa: E402
+from tests.ai.servers import LocalServer  # noqa: E402
+from tests.ai.stream_checks import check_grammar  # noqa: E402
+from tests.conftest import RECORDED  # noqa: E402
 
-RECORDED = Path(__file__).resolve().parents[2].parent / "shared/fixtures/recorded/pydantic-ai"
-EVENT_STREAM = {"content-type": "application/vnd.amazon.eventstream"}
 
-
-def _recordings() -> list[tuple[str, int]]:
+def _recordings() -> list[tuple[str, replay.Recorded]]:
     if not RECORDED.is_dir():
         return []
     found = []
     for path in sorted(RECORDED.rglob("*.yaml")):
-        text = path.read_text()
-        if "/converse-stream" not in text:
+        if "/converse-stream" not in path.read_text():
             continue
-        for i, interaction in enumerate(yaml.safe_load(text)["interactions"]):
-            if interaction["request"]["uri"].endswith("/converse-stream"):
-                found.append((str(path.relative_to(RECORDED)), i))
+        for i, recorded in enumerate(replay.load(path)):
+            if recorded.uri.endswith("/converse-stream"):
+                found.append((f"{path.relative_to(RECORDED)}#{i}", recorded))
     return found
 
 
@@ -115,17 +111,12 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.skipif(not RECORDINGS, reason="recordings not present")
-@pytest.mark.parametrize(
-    ("recording", "index"), RECORDINGS, ids=[f"{r}#{i}" for r, i in RECORDINGS]
-)
-async def test_recorded_stream_replays(recording: str, index: int) -> None:
-    interaction = yaml.safe_load((RECORDED / recording).read_text())["interactions"][index]
-    raw: bytes = interaction["response"]["body"]["string"]
-    expected = _expected(_decode(raw))
-    model_id = interaction["request"]["uri"].split("/model/")[1].split("/")[0]
+@pytest.mark.parametrize(("name", "recorded"), RECORDINGS, ids=[n for n, _ in RECORDINGS])
+async def test_recorded_stream_replays(name: str, recorded: replay.Recorded) -> None:
+    expected = _expected(_decode(recorded.body))
+    model_id = recorded.uri.split("/model/")[1].split("/")[0]
     # Odd-sized chunks split frames (and their preludes) across reads.
-    pieces = [raw[i : i + 61] for i in range(0, len(raw), 61)]
-    async with LocalServer([Reply(200, EVENT_STREAM, pieces)]) as server:
+    async with LocalServer(replay.replies([recorded], chunk_size=61)) as server:
         model = Model(
             id=model_id.replace("%3A", ":"),
             name="Bedrock",
@@ -136,8 +127,8 @@ async def test_recorded_stream_replays(recording: str, index: int) -> None:
         )
         s = stream(model, Context([UserMessage("hi")]))
         events = [e async for e in s]
-        check_grammar(events)
         message = await s.result()
+        check_grammar(events, message)
         request = server.requests[0]
 
     assert request.path == f"/model/{model_id}/converse-stream"

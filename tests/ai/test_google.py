@@ -23,7 +23,7 @@ from tau.ai.types import (
     ToolResultMessage,
 )
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
-from tests.ai.streamcheck import check_grammar
+from tests.ai.stream_checks import check_grammar
 
 SIG = "c2lnbmF0dXJl"  # valid base64
 IMG = ImageContent("aGVsbG8=", "image/png")
@@ -392,7 +392,7 @@ async def run(
         call = stream_simple if simple else stream
         s = call(m, Context([UserMessage("hi")]), **options)
         events = [e async for e in s]
-        check_grammar(events)
+        check_grammar(events, await s.result())
         if server.requests and server.requests[0].body and not options.get("on_payload"):
             validate_body(json.loads(server.requests[0].body))
         return events, await s.result(), server.requests[0] if server.requests else None

@@ -8,32 +8,28 @@ final message.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tau.ai import Context, UserMessage, stream
 from tau.ai.types import Model, TextContent, ThinkingContent, ToolCall
-from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
-from tests.ai.streamcheck import check_grammar
+from tests.ai import replay
+from tests.ai.servers import LocalServer
+from tests.ai.stream_checks import check_grammar
+from tests.conftest import RECORDED
 
-RECORDED = Path(__file__).resolve().parents[2].parent / "shared/fixtures/recorded/pydantic-ai"
 
-
-def _recordings() -> list[tuple[str, int]]:
+def _recordings() -> list[tuple[str, replay.Recorded]]:
     if not RECORDED.is_dir():
         return []
     found = []
     for path in sorted(RECORDED.rglob("*.yaml")):
-        text = path.read_text()
-        if ":streamGenerateContent" not in text:
+        if ":streamGenerateContent" not in path.read_text():
             continue
-        data = yaml.safe_load(text)
-        for i, interaction in enumerate(data["interactions"]):
-            if ":streamGenerateContent" in interaction["request"]["uri"]:
-                found.append((str(path.relative_to(RECORDED)), i))
+        for i, recorded in enumerate(replay.load(path)):
+            if ":streamGenerateContent" in recorded.uri:
+                found.append((f"{path.relative_to(RECORDED)}#{i}", recorded))
     return found
 
 
@@ -84,24 +80,17 @@ def _model(recording: str, base_url: str) -> Model:
 
 
 @pytest.mark.skipif(not RECORDINGS, reason="recordings not present")
-@pytest.mark.parametrize(
-    ("recording", "index"), RECORDINGS, ids=[f"{r}#{i}" for r, i in RECORDINGS]
-)
-async def test_recorded_stream_replays(recording: str, index: int) -> None:
-    data = yaml.safe_load((RECORDED / recording).read_text())
-    interaction = data["interactions"][index]
-    raw: str = interaction["response"]["body"]["string"]
-    expected = _expected(raw)
-    payload = raw.encode()
+@pytest.mark.parametrize(("name", "recorded"), RECORDINGS, ids=[n for n, _ in RECORDINGS])
+async def test_recorded_stream_replays(name: str, recorded: replay.Recorded) -> None:
+    expected = _expected(recorded.text)
     # Odd-sized chunks split events, lines and UTF-8 sequences across reads.
-    pieces = [payload[i : i + 97] for i in range(0, len(payload), 97)]
-    async with LocalServer([Reply(200, SSE_HEADERS, pieces)]) as server:
-        model = _model(recording, server.url + "/v1beta")
+    async with LocalServer(replay.replies([recorded])) as server:
+        model = _model(name, server.url + "/v1beta")
         options: dict[str, Any] = {"api_key": "test-key", "project": "p", "location": "global"}
         s = stream(model, Context([UserMessage("hi")]), **options)
         events = [e async for e in s]
-        check_grammar(events)
         message = await s.result()
+        check_grammar(events, message)
         request = server.requests[0]
 
     assert ":streamGenerateContent?alt=sse" in request.path
@@ -174,4 +163,4 @@ def test_every_gemini_recording_is_covered() -> None:
         pytest.skip("recordings not present")
     # 13 under test_google (one of them Vertex) and one in test_stream_close.
     assert len(RECORDINGS) == 14
-    assert any("vertex" in r for r, _ in RECORDINGS)
+    assert any("vertex" in n for n, _ in RECORDINGS)
