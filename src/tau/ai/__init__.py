@@ -74,7 +74,24 @@ from tau.ai.types import (
     UserMessage,
 )
 from tau.ai.utils.cost import calculate_cost
-from tau.ai.utils.partial_json import parse_streaming_json
+from tau.ai.utils.hash import short_hash
+from tau.ai.utils.overflow import is_context_overflow, overflow_patterns
+from tau.ai.utils.partial_json import IncrementalJsonParser, parse_streaming_json
+from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.utils.transform_messages import (
+    ForeignThinking,
+    MistralIdNormalizer,
+    ToolCallIdNormalizer,
+    normalize_id_anthropic,
+    normalize_id_openai_completions,
+    normalize_id_responses,
+    transform_messages,
+)
+from tau.ai.utils.validation import (
+    ToolValidationError,
+    validate_tool_arguments,
+    validate_tool_call,
+)
 
 __all__ = [
     "AbortController",
@@ -89,9 +106,12 @@ __all__ = [
     "DoneEvent",
     "ErrorEvent",
     "EventStream",
+    "ForeignThinking",
     "ImageContent",
+    "IncrementalJsonParser",
     "Message",
     "MessageBuilder",
+    "MistralIdNormalizer",
     "Model",
     "ModelCost",
     "OpenAICompletionsCompat",
@@ -118,8 +138,10 @@ __all__ = [
     "ToolCall",
     "ToolCallDeltaEvent",
     "ToolCallEndEvent",
+    "ToolCallIdNormalizer",
     "ToolCallStartEvent",
     "ToolResultMessage",
+    "ToolValidationError",
     "UnknownApiError",
     "Usage",
     "UsageCost",
@@ -138,16 +160,26 @@ __all__ = [
     "get_model",
     "get_models",
     "get_providers",
+    "is_context_overflow",
     "launch_stream",
     "load_context",
     "load_message",
     "load_model",
     "models_are_equal",
+    "normalize_id_anthropic",
+    "normalize_id_openai_completions",
+    "normalize_id_responses",
+    "overflow_patterns",
     "parse_streaming_json",
     "register_api_provider",
+    "sanitize_surrogates",
+    "short_hash",
     "stream",
     "stream_simple",
     "stream_sync",
     "to_json",
+    "transform_messages",
     "unregister_api_providers",
+    "validate_tool_arguments",
+    "validate_tool_call",
 ]

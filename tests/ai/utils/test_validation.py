@@ -195,8 +195,6 @@ def test_remote_refs_are_not_fetched() -> None:
 def test_validators_are_compiled_once_per_schema(monkeypatch: pytest.MonkeyPatch) -> None:
     import jsonschema_rs
 
-    from tau.ai.utils import validation
-
     compiled: list[Any] = []
     real = jsonschema_rs.validator_for
 
@@ -204,7 +202,7 @@ def test_validators_are_compiled_once_per_schema(monkeypatch: pytest.MonkeyPatch
         compiled.append(schema)
         return real(schema, **kwargs)
 
-    monkeypatch.setattr(validation.jsonschema_rs, "validator_for", counting)
+    monkeypatch.setattr(jsonschema_rs, "validator_for", counting)
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
     tool = Tool("t", "", schema)
     for _ in range(5):
