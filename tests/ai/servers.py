@@ -2,7 +2,7 @@
 
 Each request gets the next :class:`Reply` (or whatever ``handler(request)`` returns). A reply's
 ``body`` is a list of steps: ``bytes`` are written as one chunk (chunked transfer encoding),
-a ``float`` sleeps that many seconds, :data:`STALL` waits until the server stops, and
+a ``float`` sleeps that many seconds, :data:`STALL` waits until the client hangs up or the server stops, and
 :data:`CLOSE` drops the connection without finishing the body. The server stops itself after
 ``lifetime`` seconds at the latest, and when its ``async with`` block ends.
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +80,8 @@ class LocalServer:
         self._replies = list(replies) if not callable(replies) else []
         self._handler = replies if callable(replies) else None
         self.requests: list[Request] = []
+        self.connections = 0
+        """How many connections were accepted so far."""
         self._lifetime = lifetime
         self._max_requests = max_requests
         self._server: asyncio.Server | None = None
@@ -92,6 +95,11 @@ class LocalServer:
     def url(self) -> str:
         """``http://127.0.0.1:<port>``."""
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def open_connections(self) -> int:
+        """Connections still open (a client that leaks one keeps this above zero)."""
+        return len(self._connections)
 
     def add(self, *replies: Reply) -> None:
         """Queue more replies."""
@@ -129,6 +137,7 @@ class LocalServer:
         assert task is not None
         self._connections.add(task)
         self._writers.add(writer)
+        self.connections += 1
         try:
             while not self._stopped.is_set():
                 request = await _read_request(reader)
@@ -138,7 +147,7 @@ class LocalServer:
                 if len(self.requests) > self._max_requests:
                     break
                 reply = await self._next_reply(request)
-                if not await self._write_reply(reply, writer):
+                if not await self._write_reply(reply, reader, writer):
                     break
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
@@ -157,7 +166,9 @@ class LocalServer:
             return Reply(500, {"content-type": "text/plain"}, [b"no scripted reply left"])
         return self._replies.pop(0)
 
-    async def _write_reply(self, reply: Reply, writer: asyncio.StreamWriter) -> bool:
+    async def _write_reply(
+        self, reply: Reply, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         """Write one response; False when the connection must close."""
         if reply.delay and await self._pause(reply.delay):
             return False
@@ -176,8 +187,11 @@ class LocalServer:
                 if await self._pause(step):
                     return False
             elif step is STALL:
+                # Until the client hangs up or the server stops (which closes the socket).
                 await writer.drain()
-                await self._stopped.wait()
+                with contextlib.suppress(ConnectionError):
+                    while await reader.read(65536):
+                        pass
                 return False
             elif step is CLOSE:
                 await writer.drain()
@@ -210,6 +224,14 @@ async def _read_request(reader: asyncio.StreamReader) -> Request | None:
     length = int(headers.get("content-length", "0"))
     body = await reader.readexactly(length) if length else b""
     return Request(method, path, headers, body)
+
+
+async def wait_until(condition: Callable[[], bool], limit: float = 10.0) -> None:
+    """Poll ``condition`` until true; fail after ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
 
 
 def sse(*events: tuple[str | None, str]) -> bytes:

@@ -26,7 +26,7 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
-from tests.ai.servers import SSE_HEADERS, STALL, LocalServer, Reply
+from tests.ai.servers import SSE_HEADERS, STALL, LocalServer, Reply, wait_until
 from tests.ai.stream_checks import check_grammar
 
 SONNET = Model(
@@ -725,6 +725,7 @@ async def test_abort_mid_tool_call_keeps_partial_arguments_and_usage() -> None:
             if event.type == "toolcall_delta":
                 controller.abort()
         message = await s.result()
+        await wait_until(lambda: server.open_connections == 0)  # the connection was closed
     check_grammar(events, message)
     assert message.stop_reason == "aborted"
     assert message.tool_calls[0].arguments == {"city": "Ber"}
@@ -742,4 +743,15 @@ async def test_consumer_leaving_early_closes_the_connection() -> None:
                 break
         await s.aclose()
         message = await asyncio.wait_for(s.result(), 5)
+        await wait_until(lambda: server.open_connections == 0)
     assert message.stop_reason == "aborted"
+
+
+async def test_sequential_calls_reuse_one_pooled_connection() -> None:
+    body = sse_events(start(), block(0, {"type": "text", "text": "hi"}), stop(0), *end())
+    replies = [Reply(200, SSE_HEADERS, [body]) for _ in range(3)]
+    async with LocalServer(replies) as server:
+        for _ in range(3):
+            s = stream(model(base_url=server.url), Context([UserMessage("hi")]), api_key="k")
+            assert (await s.result()).text == "hi"
+        assert server.connections == 1

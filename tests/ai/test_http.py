@@ -8,7 +8,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -26,7 +26,16 @@ from tau.ai.http import (
     resolve_timeouts,
     retry_delay_from_headers,
 )
-from tests.ai.servers import CLOSE, JSON_HEADERS, SSE_HEADERS, STALL, LocalServer, Reply, sse
+from tests.ai.servers import (
+    CLOSE,
+    JSON_HEADERS,
+    SSE_HEADERS,
+    STALL,
+    LocalServer,
+    Reply,
+    sse,
+    wait_until,
+)
 
 OK_STREAM = sse(("a", '{"n":1}'), ("b", '{"n":2}'))
 ANTHROPIC_OVERLOADED = json.dumps(
@@ -249,13 +258,6 @@ def streaming_adapter(url: str, options: Mapping[str, Any]) -> Any:
                 builder.close_text(index)
 
     return launch_stream(MODEL, options, run)
-
-
-async def wait_until(condition: Callable[[], bool], limit: float = 10.0) -> None:
-    deadline = time.monotonic() + limit
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.01)
 
 
 async def test_abort_during_backoff_ends_the_stream_at_once() -> None:

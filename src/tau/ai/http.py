@@ -71,6 +71,8 @@ RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 BACKOFF_BASE_S = 0.5
 """First backoff delay when the server names none; doubles per attempt, up to BACKOFF_MAX_S."""
 BACKOFF_MAX_S = 8.0
+DRAIN_S = 1.0
+"""How long to read on for the end of the body after the adapter's last event."""
 _MAX_ERROR_BODY = 1 << 20
 _MESSAGE_LIMIT = 500
 _BOM = b"\xef\xbb\xbf"
@@ -500,20 +502,31 @@ class HTTPStream:
     """A successful streamed response: iterate it for :class:`SSEEvent`\\ s, or use
     :meth:`chunks` for raw bytes (binary event streams). Both enforce the idle timeout."""
 
-    __slots__ = ("_watchdog", "host", "response")
+    __slots__ = ("_iterator", "_watchdog", "host", "response")
 
     def __init__(self, response: httpx2.Response, watchdog: _Watchdog, host: str) -> None:
         self.response = response
         self._watchdog = watchdog
         self.host = host
+        self._iterator: AsyncGenerator[Any, None] | None = None
 
     @property
     def headers(self) -> httpx2.Headers:
         """The response headers."""
         return self.response.headers
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    def chunks(self) -> AsyncIterator[bytes]:
         """The decoded body bytes as they arrive."""
+        iterator = self._chunks()
+        self._iterator = iterator
+        return iterator
+
+    def __aiter__(self) -> AsyncIterator[SSEEvent]:
+        iterator = self._events()
+        self._iterator = iterator
+        return iterator
+
+    async def _chunks(self) -> AsyncGenerator[bytes, None]:
         watchdog = self._watchdog
         clock = watchdog._loop.time
         first = True
@@ -530,17 +543,31 @@ class HTTPStream:
                 f"Connection to {self.host} lost while streaming: {_describe(exc)}"
             ) from exc
 
-    def __aiter__(self) -> AsyncIterator[SSEEvent]:
-        return self._events()
-
-    async def _events(self) -> AsyncIterator[SSEEvent]:
+    async def _events(self) -> AsyncGenerator[SSEEvent, None]:
         decoder = SSEDecoder()
         feed = decoder.feed
-        async for chunk in self.chunks():
+        async for chunk in self._chunks():
             for event in feed(chunk):
                 yield event
         for event in decoder.close():
             yield event
+
+    async def _finish(self, drain: bool) -> None:
+        # An adapter stops reading at the protocol's last event; the end of the HTTP body
+        # (the final chunk) usually follows at once. Reading it lets the connection go back
+        # to the pool instead of being closed, so the next call skips connect + TLS.
+        iterator, self._iterator = self._iterator, None
+        if iterator is None:
+            return
+        try:
+            if drain:
+                async with asyncio.timeout(DRAIN_S):
+                    async for _ in iterator:
+                        pass
+        except (TimeoutError, ProviderError, httpx2.HTTPError):
+            pass
+        finally:
+            await iterator.aclose()
 
 
 class open_stream:
@@ -574,6 +601,7 @@ class open_stream:
         self._expect = expect
         self._host = urlsplit(url).netloc or url
         self._response: httpx2.Response | None = None
+        self._stream: HTTPStream | None = None
         self._watchdog: _Watchdog | None = None
         self._cancelling = 0
         self._timeouts: tuple[float | None, float | None, float | None] = (None, None, None)
@@ -594,7 +622,8 @@ class open_stream:
             self._watchdog.cancel()
             raise
         self._response = response
-        return HTTPStream(response, self._watchdog, self._host)
+        self._stream = HTTPStream(response, self._watchdog, self._host)
+        return self._stream
 
     async def __aexit__(
         self,
@@ -604,6 +633,8 @@ class open_stream:
     ) -> None:
         assert self._watchdog is not None
         self._watchdog.cancel()
+        if self._stream is not None:
+            await self._stream._finish(drain=exc_type is None)
         if self._response is not None:
             await asyncio.shield(self._response.aclose())
         if exc_type is not None and issubclass(exc_type, asyncio.CancelledError):
