@@ -1,1 +1,118 @@
-"""tau.agent: the agent run, from user input to idle (built on tau.ai only)."""
+"""tau.agent: the agent run, from user input to idle (built on tau.ai only).
+
+* :func:`agent_loop` / :func:`run_agent_loop` — the stateless run: turns, tools, steering,
+  follow-ups, as a stream of :data:`AgentEvent`.
+* :class:`Agent` — the stateful agent: transcript, queues, listeners, one run at a time.
+* :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
+* :func:`register_message_type` — application message roles next to the LLM ones.
+* :func:`stream_proxy` — an LLM call through a tau proxy server (``tau.agent.proxy_server``).
+"""
+
+from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
+from tau.agent.events import (
+    AGENT_EVENT_TYPES,
+    AgentEndEvent,
+    AgentEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    dump_event,
+    event_to_json,
+)
+from tau.agent.loop import (
+    AgentError,
+    agent_loop,
+    agent_loop_continue,
+    run_agent_loop,
+    run_agent_loop_continue,
+)
+from tau.agent.messages import (
+    AgentMessage,
+    CustomMessage,
+    default_convert_to_llm,
+    dump_agent_message,
+    load_agent_message,
+    register_message_type,
+    registered_message_types,
+    unregister_message_type,
+)
+from tau.agent.tools import (
+    AgentTool,
+    AgentToolResult,
+    ToolUpdateCallback,
+    agent_tool,
+    as_tool_result,
+    tool_from_function,
+)
+from tau.agent.types import (
+    AfterToolCall,
+    AfterToolCallContext,
+    AfterToolCallResult,
+    AgentContext,
+    AgentEventSink,
+    AgentLoopConfig,
+    AgentThinkingLevel,
+    BeforeToolCall,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    StreamFn,
+    ToolExecutionMode,
+)
+
+__all__ = [
+    "AGENT_EVENT_TYPES",
+    "AfterToolCall",
+    "AfterToolCallContext",
+    "AfterToolCallResult",
+    "Agent",
+    "AgentContext",
+    "AgentEndEvent",
+    "AgentError",
+    "AgentEvent",
+    "AgentEventSink",
+    "AgentListener",
+    "AgentLoopConfig",
+    "AgentMessage",
+    "AgentStartEvent",
+    "AgentState",
+    "AgentThinkingLevel",
+    "AgentTool",
+    "AgentToolResult",
+    "BeforeToolCall",
+    "BeforeToolCallContext",
+    "BeforeToolCallResult",
+    "CustomMessage",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "QueueMode",
+    "StreamFn",
+    "ToolExecutionEndEvent",
+    "ToolExecutionMode",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "ToolUpdateCallback",
+    "TurnEndEvent",
+    "TurnStartEvent",
+    "agent_loop",
+    "agent_loop_continue",
+    "agent_tool",
+    "as_tool_result",
+    "default_convert_to_llm",
+    "dump_agent_message",
+    "dump_event",
+    "event_to_json",
+    "load_agent_message",
+    "register_message_type",
+    "registered_message_types",
+    "run_agent_loop",
+    "run_agent_loop_continue",
+    "tool_from_function",
+    "unregister_message_type",
+]

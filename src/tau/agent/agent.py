@@ -1,0 +1,458 @@
+"""The stateful :class:`Agent`: a transcript, queues, listeners, and one run at a time.
+
+::
+
+    agent = Agent(model=model, system_prompt="You are helpful.", tools=[read_file])
+    agent.subscribe(lambda event: print(event.type))
+    await agent.prompt("What is in README.md?")
+    agent.follow_up("And in LICENSE?")      # delivered when the agent would otherwise stop
+    agent.steer("Stop, do X instead")        # delivered after the current tool call(s)
+
+Every loop event first updates :attr:`Agent.state`, then goes to the listeners in subscription
+order; a listener may be sync or async, and async ones are awaited before the run goes on.
+Two barriers follow: when tool preflight starts, the assistant message is in
+``state.messages`` and every listener has finished with its ``message_end`` (so
+``before_tool_call`` sees current state); and the agent is idle (``prompt()`` returns,
+``wait_for_idle()`` resolves, ``is_streaming`` turns false) only after every ``agent_end``
+listener has settled, so persist-on-end works.
+
+Where this departs from pi-agent-core 0.58.3's ``Agent`` (deliberately):
+
+* Listeners are awaited (pi ignores their return values), and an exception in one does not
+  stop the others from seeing the event; the run then ends with an error message.
+* ``is_streaming`` stays true until the run is completely finished (pi clears it at
+  ``agent_end``, before its listeners run, so a listener calling ``prompt()`` started a second
+  run that the first run's cleanup then broke). Calling ``prompt()`` from an ``agent_end``
+  listener raises the busy error; schedule the next prompt instead. ``wait_for_idle()`` called
+  from inside the run (a listener, a sequential tool) raises instead of deadlocking.
+* A failed run goes through the normal events: its error message gets ``message_start``,
+  ``message_end`` (so it is persisted like any other), ``turn_end`` and ``agent_end`` while
+  the run is still marked running (pi emitted a bare ``agent_end`` to listeners only).
+* ``after_tool_call`` raising gives an error tool result (see :mod:`tau.agent.loop`).
+* An abort between turns or during tools ends the run without a new LLM call;
+  ``state.error`` then says the run was aborted.
+* ``state.messages`` grows in place (pi copies the list on every message, which is quadratic).
+* No default model: pi defaults to a Google model; here ``prompt()`` without one raises
+  ``No model configured``.
+
+Snapshot rule (as in pi): a run reads the model, reasoning level, system prompt, tools,
+messages, session id, budgets, hooks, ``stream_fn`` and ``get_api_key`` once, when it starts;
+changing them (``session_id`` included) affects the next run. The steering and follow-up modes
+are read at every dequeue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, cast
+
+from tau.agent.events import AgentEvent
+from tau.agent.loop import AgentError, run_agent_loop, run_agent_loop_continue
+from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
+from tau.agent.tools import AgentTool
+from tau.agent.types import (
+    AfterToolCall,
+    AgentContext,
+    AgentLoopConfig,
+    AgentThinkingLevel,
+    BeforeToolCall,
+    ConvertToLlm,
+    GetApiKey,
+    StreamFn,
+    ToolExecutionMode,
+    TransformContext,
+)
+from tau.ai.abort import AbortController
+from tau.ai.builder import ABORTED_MESSAGE, describe_error
+from tau.ai.options import PayloadHook
+from tau.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    Model,
+    TextContent,
+    ThinkingBudgets,
+    UserContent,
+    UserMessage,
+)
+
+__all__ = ["Agent", "AgentListener", "AgentState", "QueueMode"]
+
+QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
+AgentListener: TypeAlias = Callable[[AgentEvent], Any]
+"""``(event) -> None`` or an awaitable, which the agent awaits."""
+
+BUSY_PROMPT = (
+    "Agent is already processing a prompt. Use steer() or follow_up() to queue messages, "
+    "or wait for completion."
+)
+BUSY_CONTINUE = "Agent is already processing. Wait for completion before continuing."
+NO_MODEL = "No model configured"
+
+
+@dataclass(slots=True)
+class AgentState:
+    """What the agent holds; read it any time, change it through the agent's setters."""
+
+    system_prompt: str = ""
+    model: Model | None = None
+    thinking_level: AgentThinkingLevel = "off"
+    tools: list[AgentTool] = field(default_factory=list)
+    messages: list[AgentMessage] = field(default_factory=list)
+    is_streaming: bool = False
+    stream_message: AgentMessage | None = None
+    """The message between its ``message_start`` and ``message_end`` (the live partial)."""
+    pending_tool_calls: set[str] = field(default_factory=set)
+    """Ids of the tool calls between ``tool_execution_start`` and ``tool_execution_end``."""
+    error: str | None = None
+    """Why the last run failed or stopped early (provider error, abort), else None."""
+
+
+class Agent:
+    """An agent: state, queues and listeners around :func:`~tau.agent.run_agent_loop`."""
+
+    def __init__(
+        self,
+        *,
+        model: Model | None = None,
+        system_prompt: str = "",
+        thinking_level: AgentThinkingLevel = "off",
+        tools: Sequence[AgentTool] = (),
+        messages: Sequence[AgentMessage] = (),
+        convert_to_llm: ConvertToLlm = default_convert_to_llm,
+        transform_context: TransformContext | None = None,
+        steering_mode: QueueMode = "one-at-a-time",
+        follow_up_mode: QueueMode = "one-at-a-time",
+        stream_fn: StreamFn | None = None,
+        session_id: str | None = None,
+        get_api_key: GetApiKey | None = None,
+        on_payload: PayloadHook | None = None,
+        thinking_budgets: ThinkingBudgets | None = None,
+        max_retry_delay_ms: int | None = None,
+        tool_execution: ToolExecutionMode = "parallel",
+        before_tool_call: BeforeToolCall | None = None,
+        after_tool_call: AfterToolCall | None = None,
+        stream_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._state = AgentState(
+            system_prompt=system_prompt,
+            model=model,
+            thinking_level=thinking_level,
+            tools=list(tools),
+            messages=list(messages),
+        )
+        self._convert_to_llm = convert_to_llm
+        self._transform_context = transform_context
+        self._on_payload = on_payload
+        self.steering_mode: QueueMode = steering_mode
+        """How many queued steering messages one poll delivers."""
+        self.follow_up_mode: QueueMode = follow_up_mode
+        """How many queued follow-up messages one poll delivers."""
+        self.stream_fn: StreamFn | None = stream_fn
+        """The LLM call (default :func:`tau.ai.stream_simple`)."""
+        self.session_id: str | None = session_id
+        """Forwarded to providers for prompt caching; set it when switching sessions."""
+        self.get_api_key: GetApiKey | None = get_api_key
+        """Asked for a key before every LLM call (expiring OAuth tokens)."""
+        self.thinking_budgets: ThinkingBudgets | None = thinking_budgets
+        self.max_retry_delay_ms: int | None = max_retry_delay_ms
+        self.tool_execution: ToolExecutionMode = tool_execution
+        self.before_tool_call: BeforeToolCall | None = before_tool_call
+        self.after_tool_call: AfterToolCall | None = after_tool_call
+        self.stream_options: dict[str, Any] = dict(stream_options or {})
+        """Other :func:`tau.ai.stream_simple` options (``temperature``, ``max_tokens``…)."""
+        self._listeners: dict[AgentListener, None] = {}
+        self._listener_snapshot: tuple[AgentListener, ...] = ()
+        self._steering: list[AgentMessage] = []
+        self._follow_ups: list[AgentMessage] = []
+        self._controller: AbortController | None = None
+        self._idle: asyncio.Future[None] | None = None
+        self._run_task: asyncio.Task[Any] | None = None
+
+    # ----------------------------------------------------------------------- state
+
+    @property
+    def state(self) -> AgentState:
+        """The live state object."""
+        return self._state
+
+    def set_system_prompt(self, value: str) -> None:
+        """Replace the system prompt (next run)."""
+        self._state.system_prompt = value
+
+    def set_model(self, model: Model) -> None:
+        """Replace the model (next run)."""
+        self._state.model = model
+
+    def set_thinking_level(self, level: AgentThinkingLevel) -> None:
+        """Replace the reasoning level (next run); ``off`` sends none."""
+        self._state.thinking_level = level
+
+    def set_tools(self, tools: list[AgentTool]) -> None:
+        """Replace the tools (the list itself is kept, not copied)."""
+        self._state.tools = tools
+
+    def replace_messages(self, messages: Sequence[AgentMessage]) -> None:
+        """Replace the transcript with a copy of ``messages``."""
+        self._state.messages = list(messages)
+
+    def append_message(self, message: AgentMessage) -> None:
+        """Add one message to the transcript (no event)."""
+        self._state.messages.append(message)
+
+    def clear_messages(self) -> None:
+        """Empty the transcript."""
+        self._state.messages = []
+
+    # ----------------------------------------------------------------------- listeners
+
+    def subscribe(self, listener: AgentListener) -> Callable[[], None]:
+        """Call ``listener`` with every event from now on; returns the unsubscribe function."""
+        self._listeners[listener] = None
+        self._listener_snapshot = tuple(self._listeners)
+
+        def unsubscribe() -> None:
+            if self._listeners.pop(listener, 0) is None:
+                self._listener_snapshot = tuple(self._listeners)
+
+        return unsubscribe
+
+    async def _process_event(self, event: AgentEvent) -> None:
+        state = self._state
+        kind = event.type
+        if kind == "message_update" or kind == "message_start":
+            state.stream_message = event.message  # type: ignore[union-attr]
+        elif kind == "message_end":
+            state.stream_message = None
+            state.messages.append(event.message)  # type: ignore[union-attr]
+        elif kind == "tool_execution_start":
+            state.pending_tool_calls.add(event.tool_call_id)  # type: ignore[union-attr]
+        elif kind == "tool_execution_end":
+            state.pending_tool_calls.discard(event.tool_call_id)  # type: ignore[union-attr]
+        elif kind == "turn_end":
+            message = event.message  # type: ignore[union-attr]
+            if isinstance(message, AssistantMessage) and message.error_message:
+                state.error = message.error_message
+        elif kind == "agent_end":
+            state.stream_message = None
+            controller = self._controller
+            if controller is not None and controller.signal.aborted and state.error is None:
+                state.error = controller.signal.reason or ABORTED_MESSAGE
+        failure: Exception | None = None
+        for listener in self._listener_snapshot:
+            try:
+                result = listener(event)
+                if result is not None and inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                if failure is None:
+                    failure = exc
+        if failure is not None:
+            raise failure
+
+    # ----------------------------------------------------------------------- queues
+
+    def steer(self, message: AgentMessage | str) -> None:
+        """Queue a message delivered after the current tool call(s), skipping the rest."""
+        self._steering.append(_as_message(message))
+
+    def follow_up(self, message: AgentMessage | str) -> None:
+        """Queue a message delivered when the agent would otherwise stop."""
+        self._follow_ups.append(_as_message(message))
+
+    def clear_steering_queue(self) -> None:
+        """Drop the queued steering messages."""
+        self._steering.clear()
+
+    def clear_follow_up_queue(self) -> None:
+        """Drop the queued follow-up messages."""
+        self._follow_ups.clear()
+
+    def clear_all_queues(self) -> None:
+        """Drop every queued message."""
+        self._steering.clear()
+        self._follow_ups.clear()
+
+    def has_queued_messages(self) -> bool:
+        """Whether a steering or follow-up message is waiting."""
+        return bool(self._steering or self._follow_ups)
+
+    @property
+    def steering_queue(self) -> tuple[AgentMessage, ...]:
+        """The queued steering messages (a snapshot)."""
+        return tuple(self._steering)
+
+    @property
+    def follow_up_queue(self) -> tuple[AgentMessage, ...]:
+        """The queued follow-up messages (a snapshot)."""
+        return tuple(self._follow_ups)
+
+    @staticmethod
+    def _dequeue(queue: list[AgentMessage], mode: QueueMode) -> list[AgentMessage]:
+        if not queue:
+            return []
+        if mode == "all":
+            taken = list(queue)
+            queue.clear()
+            return taken
+        return [queue.pop(0)]
+
+    def _dequeue_steering(self) -> list[AgentMessage]:
+        return self._dequeue(self._steering, self.steering_mode)
+
+    def _dequeue_follow_ups(self) -> list[AgentMessage]:
+        return self._dequeue(self._follow_ups, self.follow_up_mode)
+
+    # ----------------------------------------------------------------------- running
+
+    async def prompt(
+        self,
+        input: str | AgentMessage | Sequence[AgentMessage],
+        images: Sequence[ImageContent] | None = None,
+    ) -> None:
+        """Run the agent on a new input until it is idle.
+
+        ``input`` is text (one user message, with ``images`` after it), a message, or several
+        messages. Raises :class:`~tau.agent.AgentError` if a run is active or no model is set;
+        model and tool failures never raise: they end up in the transcript and ``state.error``.
+        """
+        if self._state.is_streaming:
+            raise AgentError(BUSY_PROMPT)
+        if isinstance(input, str):
+            content: list[UserContent] = [TextContent(input)]
+            content.extend(images or ())
+            messages: list[AgentMessage] = [UserMessage(content)]
+        elif isinstance(input, list | tuple):
+            messages = list(input)
+        else:
+            messages = [cast(AgentMessage, input)]
+        await self._run(messages)
+
+    async def continue_(self) -> None:
+        """Run from the transcript as it is: a retry, or queued messages after an answer.
+
+        With an assistant message last, the queued steering messages (else follow-ups) are
+        delivered as a new input; with nothing queued that is an error, as is an empty
+        transcript or an active run.
+        """
+        if self._state.is_streaming:
+            raise AgentError(BUSY_CONTINUE)
+        messages = self._state.messages
+        if not messages:
+            raise AgentError("No messages to continue from")
+        if self._state.model is None:
+            raise AgentError(NO_MODEL)
+        if message_role(messages[-1]) == "assistant":
+            steering = self._dequeue_steering()
+            if steering:
+                await self._run(steering, skip_initial_steering_poll=True)
+                return
+            follow_ups = self._dequeue_follow_ups()
+            if follow_ups:
+                await self._run(follow_ups)
+                return
+            raise AgentError("Cannot continue from message role: assistant")
+        await self._run(None)
+
+    def abort(self, reason: str | None = None) -> None:
+        """Abort the current run (no-op when idle); the queues are kept."""
+        if self._controller is not None:
+            self._controller.abort(reason)
+
+    async def wait_for_idle(self) -> None:
+        """Return once no run is active (every ``agent_end`` listener has settled)."""
+        idle = self._idle
+        if idle is None:
+            return
+        if self._run_task is not None and asyncio.current_task() is self._run_task:
+            raise AgentError(
+                "wait_for_idle() was called from inside the agent's own run (a listener or a "
+                "tool); it would wait for itself forever"
+            )
+        await asyncio.shield(idle)
+
+    def reset(self) -> None:
+        """Clear the transcript, run state, error and queues (keeps model, tools, listeners)."""
+        state = self._state
+        state.messages = []
+        state.is_streaming = False
+        state.stream_message = None
+        state.pending_tool_calls = set()
+        state.error = None
+        self.clear_all_queues()
+
+    async def _run(
+        self, messages: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
+    ) -> None:
+        state = self._state
+        model = state.model
+        if model is None:
+            raise AgentError(NO_MODEL)
+        controller = AbortController()
+        idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        state.is_streaming = True
+        state.stream_message = None
+        state.error = None
+        self._controller = controller
+        self._idle = idle
+        self._run_task = asyncio.current_task()
+        skip = skip_initial_steering_poll
+
+        def get_steering_messages() -> list[AgentMessage]:
+            nonlocal skip
+            if skip:
+                # continue_() already delivered one steering message: keep one-at-a-time order.
+                skip = False
+                return []
+            return self._dequeue_steering()
+
+        context = AgentContext(state.system_prompt, list(state.messages), list(state.tools))
+        options = dict(self.stream_options)
+        if self._on_payload is not None:
+            options["on_payload"] = self._on_payload
+        if self.max_retry_delay_ms is not None:
+            options["max_retry_delay_ms"] = self.max_retry_delay_ms
+        config = AgentLoopConfig(
+            model=model,
+            convert_to_llm=self._convert_to_llm,
+            transform_context=self._transform_context,
+            get_api_key=self.get_api_key,
+            get_steering_messages=get_steering_messages,
+            get_follow_up_messages=self._dequeue_follow_ups,
+            before_tool_call=self.before_tool_call,
+            after_tool_call=self.after_tool_call,
+            tool_execution=self.tool_execution,
+            reasoning=None if state.thinking_level == "off" else state.thinking_level,
+            thinking_budgets=self.thinking_budgets,
+            session_id=self.session_id,
+            stream_fn=self.stream_fn,
+            stream_options=options,
+        )
+        try:
+            if messages is None:
+                await run_agent_loop_continue(
+                    context, config, self._process_event, controller.signal
+                )
+            else:
+                await run_agent_loop(
+                    messages, context, config, self._process_event, controller.signal
+                )
+        except Exception as exc:
+            # Listeners kept failing while the run reported a failure: record it here.
+            state.error = describe_error(exc)
+        finally:
+            state.is_streaming = False
+            state.stream_message = None
+            state.pending_tool_calls = set()
+            self._controller = None
+            self._idle = None
+            self._run_task = None
+            idle.set_result(None)
+
+
+def _as_message(message: AgentMessage | str) -> AgentMessage:
+    if isinstance(message, str):
+        return UserMessage([TextContent(message)])
+    return message

@@ -1,0 +1,312 @@
+"""The events of an agent run, and their JSON form.
+
+Grammar of one run (what a UI can rely on)::
+
+    agent_start
+      ( turn_start
+          (message_start message_end)*            injected prompts / steering / follow-ups
+          message_start message_update* message_end      the assistant message
+          ( tool_execution_start ... )*           one per tool call, in call order
+          ( tool_execution_update* tool_execution_end message_start message_end )*
+                                                  in call order, each end followed by its result
+        turn_end )+
+    agent_end
+
+``message_update`` is the per-token event: its ``message`` is the live partial message (the
+same object every time, never a copy — copy it if you keep it) and
+``assistant_message_event`` the provider event that changed it.
+
+:func:`dump_event` gives the JSON form (pi's field names: ``toolCallId``,
+``assistantMessageEvent``, ``partialResult``…), which ``tau --json`` prints one per line.
+Provider events are written without their redundant ``partial``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from pydantic_core import to_jsonable_python
+
+from tau.agent.messages import AgentMessage, dump_agent_message
+from tau.agent.tools import AgentToolResult
+from tau.ai.events import AssistantMessageEvent
+from tau.ai.serialization import dump_content, dump_message
+from tau.ai.types import AssistantMessage, ToolResultMessage
+
+__all__ = [
+    "AGENT_EVENT_TYPES",
+    "AgentEndEvent",
+    "AgentEvent",
+    "AgentStartEvent",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "TurnEndEvent",
+    "TurnStartEvent",
+    "dump_assistant_event",
+    "dump_event",
+    "dump_tool_result",
+    "event_to_json",
+]
+
+
+class AgentStartEvent:
+    """The run has started (always the first event)."""
+
+    __slots__ = ()
+    type: ClassVar[Literal["agent_start"]] = "agent_start"
+
+    def __repr__(self) -> str:
+        return "AgentStartEvent()"
+
+
+class AgentEndEvent:
+    """The run is over; ``messages`` is every message it added, in order."""
+
+    __slots__ = ("messages",)
+    type: ClassVar[Literal["agent_end"]] = "agent_end"
+
+    def __init__(self, messages: list[AgentMessage]) -> None:
+        self.messages = messages
+
+    def __repr__(self) -> str:
+        return f"AgentEndEvent(messages=<{len(self.messages)}>)"
+
+
+class TurnStartEvent:
+    """A turn (one assistant response and its tool calls) starts."""
+
+    __slots__ = ()
+    type: ClassVar[Literal["turn_start"]] = "turn_start"
+
+    def __repr__(self) -> str:
+        return "TurnStartEvent()"
+
+
+class TurnEndEvent:
+    """The turn is over: its assistant ``message`` and the ``tool_results`` in call order."""
+
+    __slots__ = ("message", "tool_results")
+    type: ClassVar[Literal["turn_end"]] = "turn_end"
+
+    def __init__(self, message: AssistantMessage, tool_results: list[ToolResultMessage]) -> None:
+        self.message = message
+        self.tool_results = tool_results
+
+    def __repr__(self) -> str:
+        return f"TurnEndEvent(stop_reason={self.message.stop_reason!r}, tool_results=<{len(self.tool_results)}>)"
+
+
+class MessageStartEvent:
+    """A message enters the transcript (any role)."""
+
+    __slots__ = ("message",)
+    type: ClassVar[Literal["message_start"]] = "message_start"
+
+    def __init__(self, message: AgentMessage) -> None:
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"MessageStartEvent(role={self.message.role!r})"
+
+
+class MessageUpdateEvent:
+    """The streaming assistant message changed (``message`` is the live partial)."""
+
+    __slots__ = ("assistant_message_event", "message")
+    type: ClassVar[Literal["message_update"]] = "message_update"
+
+    def __init__(
+        self, message: AssistantMessage, assistant_message_event: AssistantMessageEvent
+    ) -> None:
+        self.message = message
+        self.assistant_message_event = assistant_message_event
+
+    def __repr__(self) -> str:
+        return f"MessageUpdateEvent({self.assistant_message_event!r})"
+
+
+class MessageEndEvent:
+    """The message is final and part of the transcript."""
+
+    __slots__ = ("message",)
+    type: ClassVar[Literal["message_end"]] = "message_end"
+
+    def __init__(self, message: AgentMessage) -> None:
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"MessageEndEvent(role={self.message.role!r})"
+
+
+class ToolExecutionStartEvent:
+    """A tool call is about to be prepared and run; ``args`` are the model's raw arguments."""
+
+    __slots__ = ("args", "tool_call_id", "tool_name")
+    type: ClassVar[Literal["tool_execution_start"]] = "tool_execution_start"
+
+    def __init__(self, tool_call_id: str, tool_name: str, args: dict[str, Any]) -> None:
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+        self.args = args
+
+    def __repr__(self) -> str:
+        return f"ToolExecutionStartEvent(tool_call_id={self.tool_call_id!r}, tool_name={self.tool_name!r})"
+
+
+class ToolExecutionUpdateEvent:
+    """A running tool reported progress: ``partial_result`` is its whole result so far."""
+
+    __slots__ = ("args", "partial_result", "tool_call_id", "tool_name")
+    type: ClassVar[Literal["tool_execution_update"]] = "tool_execution_update"
+
+    def __init__(
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        args: dict[str, Any],
+        partial_result: AgentToolResult,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+        self.args = args
+        self.partial_result = partial_result
+
+    def __repr__(self) -> str:
+        return f"ToolExecutionUpdateEvent(tool_call_id={self.tool_call_id!r})"
+
+
+class ToolExecutionEndEvent:
+    """A tool call is finished: the final ``result`` (after ``after_tool_call``)."""
+
+    __slots__ = ("is_error", "result", "tool_call_id", "tool_name")
+    type: ClassVar[Literal["tool_execution_end"]] = "tool_execution_end"
+
+    def __init__(
+        self, tool_call_id: str, tool_name: str, result: AgentToolResult, is_error: bool
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+        self.result = result
+        self.is_error = is_error
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolExecutionEndEvent(tool_call_id={self.tool_call_id!r}, is_error={self.is_error})"
+        )
+
+
+AgentEvent: TypeAlias = (
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+)
+"""Any event of an agent run."""
+
+AGENT_EVENT_TYPES: tuple[str, ...] = (
+    "agent_start",
+    "agent_end",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+)
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _jsonable(value: Any) -> Any:
+    # Tool details and arguments are app data: make anything JSON can't hold readable.
+    return to_jsonable_python(value, fallback=repr)
+
+
+def dump_tool_result(result: AgentToolResult) -> dict[str, Any]:
+    """A tool result as ``{"content": [...], "details": ...}``."""
+    return {
+        "content": [dump_content(block) for block in result.content],
+        "details": _jsonable(result.details),
+    }
+
+
+def dump_assistant_event(event: AssistantMessageEvent) -> dict[str, Any]:
+    """A provider event as pi JSON, without ``partial`` (terminal events keep their message)."""
+    kind = event.type
+    out: dict[str, Any] = {"type": kind}
+    if kind == "start":
+        return out
+    if kind == "done":
+        out["reason"] = event.reason  # type: ignore[union-attr]
+        out["message"] = dump_message(event.message)  # type: ignore[union-attr]
+        return out
+    if kind == "error":
+        out["reason"] = event.reason  # type: ignore[union-attr]
+        out["error"] = dump_message(event.error)  # type: ignore[union-attr]
+        return out
+    out["contentIndex"] = event.content_index  # type: ignore[union-attr]
+    if kind.endswith("_delta"):
+        out["delta"] = event.delta  # type: ignore[union-attr]
+    elif kind == "toolcall_end":
+        out["toolCall"] = dump_content(event.tool_call)  # type: ignore[union-attr]
+    elif kind.endswith("_end"):
+        out["content"] = event.content  # type: ignore[union-attr]
+    return out
+
+
+def dump_event(event: AgentEvent, *, compact: bool = False) -> dict[str, Any]:
+    """An agent event as JSON-compatible data.
+
+    ``compact=True`` leaves the (growing) ``message`` out of ``message_update``, so a stream
+    of events stays linear in size; the message can be rebuilt from the provider events.
+    """
+    kind = event.type
+    out: dict[str, Any] = {"type": kind}
+    if isinstance(event, MessageUpdateEvent):
+        if not compact:
+            out["message"] = dump_message(event.message)
+        out["assistantMessageEvent"] = dump_assistant_event(event.assistant_message_event)
+    elif isinstance(event, MessageStartEvent | MessageEndEvent):
+        out["message"] = dump_agent_message(event.message)
+    elif isinstance(event, TurnEndEvent):
+        out["message"] = dump_message(event.message)
+        out["toolResults"] = [dump_message(m) for m in event.tool_results]
+    elif isinstance(event, AgentEndEvent):
+        out["messages"] = [dump_agent_message(m) for m in event.messages]
+    elif isinstance(event, ToolExecutionStartEvent):
+        out["toolCallId"] = event.tool_call_id
+        out["toolName"] = event.tool_name
+        out["args"] = _jsonable(event.args)
+    elif isinstance(event, ToolExecutionUpdateEvent):
+        out["toolCallId"] = event.tool_call_id
+        out["toolName"] = event.tool_name
+        out["args"] = _jsonable(event.args)
+        out["partialResult"] = dump_tool_result(event.partial_result)
+    elif isinstance(event, ToolExecutionEndEvent):
+        out["toolCallId"] = event.tool_call_id
+        out["toolName"] = event.tool_name
+        out["result"] = dump_tool_result(event.result)
+        out["isError"] = event.is_error
+    if isinstance(event, MessageStartEvent | MessageEndEvent | TurnEndEvent | AgentEndEvent):
+        # Tool-result details are app data and may hold values JSON cannot.
+        return _jsonable(out)  # type: ignore[no-any-return]
+    return out
+
+
+def event_to_json(event: AgentEvent, *, compact: bool = False) -> str:
+    """One event as a line of JSON text (no newline), as ``tau --json`` prints it."""
+    return json.dumps(dump_event(event, compact=compact), ensure_ascii=False)

@@ -1,0 +1,159 @@
+"""The inputs of an agent run: :class:`AgentContext`, :class:`AgentLoopConfig` and the hook types.
+
+Every callback may be a plain function or a coroutine function; the loop awaits whatever is
+awaitable. None of them needs to be exception-safe: the loop turns an exception in any of them
+into a defined outcome (see :mod:`tau.agent.loop`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+
+from tau.agent.messages import AgentMessage, default_convert_to_llm
+from tau.agent.tools import AgentTool, AgentToolResult
+from tau.ai.abort import AbortSignal
+from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.types import (
+    AssistantMessage,
+    Message,
+    Model,
+    ThinkingBudgets,
+    ThinkingLevel,
+    ToolCall,
+    UserContent,
+)
+
+if TYPE_CHECKING:
+    from tau.agent.events import AgentEvent
+
+__all__ = [
+    "AfterToolCall",
+    "AfterToolCallContext",
+    "AfterToolCallResult",
+    "AgentContext",
+    "AgentEventSink",
+    "AgentLoopConfig",
+    "AgentThinkingLevel",
+    "BeforeToolCall",
+    "BeforeToolCallContext",
+    "BeforeToolCallResult",
+    "ConvertToLlm",
+    "GetApiKey",
+    "GetMessages",
+    "StreamFn",
+    "ToolExecutionMode",
+    "TransformContext",
+]
+
+T = TypeVar("T")
+MaybeAwaitable: TypeAlias = T | Awaitable[T]
+
+ToolExecutionMode: TypeAlias = Literal["parallel", "sequential"]
+AgentThinkingLevel: TypeAlias = Literal["off"] | ThinkingLevel
+"""The agent's reasoning level; ``off`` sends no ``reasoning`` option."""
+
+
+@dataclass(slots=True)
+class AgentContext:
+    """What one run starts from: system prompt, transcript and tools."""
+
+    system_prompt: str = ""
+    messages: list[AgentMessage] = field(default_factory=list)
+    tools: list[AgentTool] | None = None
+
+
+@dataclass(slots=True)
+class BeforeToolCallContext:
+    """What ``before_tool_call`` sees: the message, the call, its validated ``args``."""
+
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: Any
+    context: AgentContext
+
+
+@dataclass(slots=True)
+class BeforeToolCallResult:
+    """``block=True`` stops the call; ``reason`` becomes its error result."""
+
+    block: bool = False
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class AfterToolCallContext:
+    """What ``after_tool_call`` sees: the call and its result before any override."""
+
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: Any
+    result: AgentToolResult
+    is_error: bool
+    context: AgentContext
+
+
+@dataclass(slots=True)
+class AfterToolCallResult:
+    """Overrides of a tool result; a field left None keeps the original value."""
+
+    content: list[UserContent] | None = None
+    details: Any = None
+    is_error: bool | None = None
+
+
+StreamFn: TypeAlias = Callable[
+    ..., "AssistantMessageEventStream | Awaitable[AssistantMessageEventStream]"
+]
+"""``(model, context, **options) -> stream``, like :func:`tau.ai.stream_simple` (the default).
+
+It should encode failures in the stream; if it raises anyway, the turn ends with an error
+message instead of hanging.
+"""
+
+ConvertToLlm: TypeAlias = Callable[[list[AgentMessage]], MaybeAwaitable[Sequence[Message]]]
+TransformContext: TypeAlias = Callable[
+    [list[AgentMessage], AbortSignal], MaybeAwaitable[Sequence[AgentMessage]]
+]
+GetApiKey: TypeAlias = Callable[[str], MaybeAwaitable[str | None]]
+GetMessages: TypeAlias = Callable[[], MaybeAwaitable[Sequence[AgentMessage] | None]]
+BeforeToolCall: TypeAlias = Callable[
+    [BeforeToolCallContext, AbortSignal], MaybeAwaitable[BeforeToolCallResult | None]
+]
+AfterToolCall: TypeAlias = Callable[
+    [AfterToolCallContext, AbortSignal], MaybeAwaitable[AfterToolCallResult | None]
+]
+AgentEventSink: TypeAlias = Callable[["AgentEvent"], Awaitable[None] | None]
+"""Receives every event of a run; an awaitable it returns is awaited before the run goes on."""
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentLoopConfig:
+    """How a run calls the model and runs tools.
+
+    ``reasoning``, ``thinking_budgets``, ``session_id`` and ``api_key`` become stream options
+    (the key from ``get_api_key``, asked before every LLM call, wins when it is non-empty);
+    ``stream_options`` passes anything else :func:`tau.ai.stream_simple` accepts
+    (``temperature``, ``max_tokens``, ``headers``, ``on_payload``…).
+
+    ``tool_abort_grace`` is how many seconds a running tool gets to finish on its own after an
+    abort before it is cancelled and recorded as aborted.
+    """
+
+    model: Model
+    convert_to_llm: ConvertToLlm = default_convert_to_llm
+    transform_context: TransformContext | None = None
+    get_api_key: GetApiKey | None = None
+    get_steering_messages: GetMessages | None = None
+    get_follow_up_messages: GetMessages | None = None
+    before_tool_call: BeforeToolCall | None = None
+    after_tool_call: AfterToolCall | None = None
+    tool_execution: ToolExecutionMode = "parallel"
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: ThinkingBudgets | None = None
+    session_id: str | None = None
+    api_key: str | None = None
+    stream_fn: StreamFn | None = None
+    stream_options: dict[str, Any] = field(default_factory=dict)
+    tool_abort_grace: float = 2.0
