@@ -38,6 +38,7 @@ Where this departs from pi-agent-core 0.58.3 (deliberately):
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import threading
@@ -72,7 +73,7 @@ from tau.ai.abort import AbortController, AbortedError, AbortSignal
 from tau.ai.builder import ABORTED_MESSAGE, ProviderError, describe_error
 from tau.ai.event_stream import AssistantMessageEventStream, EventStream
 from tau.ai.events import DoneEvent, ErrorEvent
-from tau.ai.types import AssistantMessage, Context, ToolCall, ToolResultMessage
+from tau.ai.types import AssistantMessage, Context, StopReason, ToolCall, ToolResultMessage
 from tau.ai.utils.validation import validate_tool_call
 
 __all__ = [
@@ -387,10 +388,20 @@ class _Run:
         except _SinkError:
             raise
         except Exception as exc:
-            final = partial if partial is not None else self._empty_message()
             aborted = self.signal.aborted or isinstance(exc, AbortedError)
-            final.stop_reason = "aborted" if aborted else "error"
-            final.error_message = describe_error(exc)
+            reason: StopReason = "aborted" if aborted else "error"
+            if partial is None:
+                final = self._empty_message()
+                final.stop_reason = reason
+                final.error_message = describe_error(exc)
+            else:
+                # A copy: the provider's task may still be winding down and writing to its own.
+                final = dataclasses.replace(
+                    partial,
+                    content=list(partial.content),
+                    stop_reason=reason,
+                    error_message=describe_error(exc),
+                )
         if partial is not None:
             messages[-1] = final
         else:
