@@ -48,14 +48,6 @@ def user_texts(messages: list[Any]) -> list[str]:
     return out
 
 
-async def wait_until(predicate: Any, timeout: float = 2.0) -> None:
-    async def poll() -> None:
-        while not predicate():
-            await asyncio.sleep(0.001)
-
-    await asyncio.wait_for(poll(), timeout)
-
-
 # --------------------------------------------------------------------------- §5.2
 
 
@@ -486,9 +478,11 @@ async def test_abort_during_a_tool_ends_without_another_llm_call() -> None:
     running = asyncio.Event()
 
     async def execute(cid: str, params: Any, signal: Any, on_update: Any) -> AgentToolResult:
+        aborted = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        signal.add_callback(lambda: loop.call_soon_threadsafe(aborted.set))
         running.set()
-        while not signal.aborted:
-            await asyncio.sleep(0.001)
+        await aborted.wait()
         raise RuntimeError("Command aborted")
 
     model = faux_model([FauxResponse([tool_call("wait", {}, id="A")]), FauxResponse(["never"])])

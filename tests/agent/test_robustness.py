@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from tau.agent import (
+    AfterToolCallResult,
     AgentContext,
     AgentEvent,
     AgentLoopConfig,
     AgentTool,
     AgentToolResult,
-    AfterToolCallResult,
     ToolExecutionEndEvent,
     TurnEndEvent,
     agent_loop,
@@ -108,7 +108,7 @@ async def test_steering_poll_raising_mid_batch_lets_every_call_get_a_result() ->
             FauxResponse(["never"]),
         ]
     )
-    events, messages = await run_with(
+    _events, messages = await run_with(
         model=model, get_steering_messages=steering, tool_execution="sequential"
     )
     assert [m.role for m in messages] == [
@@ -161,7 +161,7 @@ async def test_prepare_arguments_raising_gives_an_error_result() -> None:
         execute=lambda *a: "never",
         prepare_arguments=boom,
     )
-    events, messages = await run_with(tools=[tool])
+    events, _messages = await run_with(tools=[tool])
     end = next(e for e in events if isinstance(e, ToolExecutionEndEvent))
     assert end.is_error and result_text(end.result) == "callback exploded"
 
@@ -171,7 +171,7 @@ async def test_after_tool_call_overrides_fields_one_by_one() -> None:
         assert result_text(ctx.result) == "echo: a" and ctx.is_error is False
         return AfterToolCallResult(content=[TextContent("redacted")], is_error=True)
 
-    events, messages = await run_with(after_tool_call=after)
+    events, _messages = await run_with(after_tool_call=after)
     end = next(e for e in events if isinstance(e, ToolExecutionEndEvent))
     assert end.is_error is True and result_text(end.result) == "redacted"
     assert end.result.details == {"value": "a"}  # not overridden: kept
@@ -183,7 +183,7 @@ async def test_stream_that_ends_without_a_terminal_event_does_not_hang() -> None
         stream.end()
         return stream
 
-    events, messages = await run_with(stream_fn=stream_fn)
+    _events, messages = await run_with(stream_fn=stream_fn)
     error = last_assistant(messages)
     assert error.stop_reason == "error"
     assert "without a done or error event" in (error.error_message or "")
