@@ -42,6 +42,7 @@ from tau.agent.messages import (
     registered_message_types,
     unregister_message_type,
 )
+from tau.agent.proxy import stream_proxy
 from tau.agent.tools import (
     AgentTool,
     AgentToolResult,
@@ -113,6 +114,7 @@ __all__ = [
     "registered_message_types",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "stream_proxy",
     "tool_from_function",
     "unregister_message_type",
 ]
