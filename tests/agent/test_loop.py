@@ -445,7 +445,7 @@ async def test_parallel_results_in_call_order_including_early_failures() -> None
                 [
                     tool_call("echo", {"value": "slow"}, id="A"),
                     tool_call("missing_tool", {}, id="B"),
-                    tool_call("echo", {"value": 42}, id="C"),
+                    tool_call("echo", {}, id="C"),
                     tool_call("echo", {"value": "forbidden"}, id="D"),
                     tool_call("echo", {"value": "fast"}, id="E"),
                 ]

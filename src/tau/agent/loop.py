@@ -74,7 +74,7 @@ from tau.ai.builder import ABORTED_MESSAGE, ProviderError, describe_error
 from tau.ai.event_stream import AssistantMessageEventStream, EventStream
 from tau.ai.events import DoneEvent, ErrorEvent
 from tau.ai.types import AssistantMessage, Context, StopReason, ToolCall, ToolResultMessage
-from tau.ai.utils.validation import validate_tool_call
+from tau.ai.utils.validation import validate_tool_arguments
 
 __all__ = [
     "ABORTED_TOOL_MESSAGE",
@@ -503,7 +503,7 @@ class _Run:
                         f"not {type(arguments).__name__}"
                     )
                 target = ToolCall(call.id, call.name, arguments, call.thought_signature)
-            args = _validate(tool, target)
+            args = validate_tool_arguments(tool, target)
             hook = self.config.before_tool_call
             if hook is not None:
                 decision = await _call(
@@ -561,13 +561,14 @@ class _Run:
         if task is None:
             result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
         else:
-            await asyncio.wait([task])
+            if not task.done():
+                await asyncio.wait([task])
             if task.cancelled():
                 slot.finished = True
                 result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
             else:
                 result, is_error = task.result()
-        if slot.updates is not None:
+        if slot.updates is not None and not slot.updates.done():
             await asyncio.wait([slot.updates])
         hook = self.config.after_tool_call
         if hook is not None:
@@ -630,10 +631,6 @@ def _default_stream_fn(model: Any, context: Context, **options: Any) -> Any:
     from tau.ai.entry import stream_simple
 
     return stream_simple(model, context, **options)
-
-
-def _validate(tool: AgentTool, call: ToolCall) -> Any:
-    return validate_tool_call([tool], call)
 
 
 def _is_agent_end(event: AgentEvent) -> bool:
