@@ -579,3 +579,16 @@ async def test_provider_error_event_sets_state_error() -> None:
     agent = Agent(model=faux_model([]), stream_fn=stream_fn)
     await agent.prompt("x")
     assert agent.state.error == "quota exceeded"
+
+
+async def test_reset_during_a_run_is_refused() -> None:
+    started = asyncio.Event()
+    agent = Agent(model=faux_model([]), stream_fn=hanging_stream_fn(started))
+    run = asyncio.ensure_future(agent.prompt("x"))
+    await asyncio.wait_for(started.wait(), 2)
+    with pytest.raises(AgentError, match="before reset"):
+        agent.reset()
+    agent.abort()
+    await asyncio.wait_for(run, 2)
+    agent.reset()
+    assert agent.state.messages == []

@@ -32,6 +32,8 @@ Where this departs from pi-agent-core 0.58.3's ``Agent`` (deliberately):
 * An abort between turns or during tools ends the run without a new LLM call;
   ``state.error`` then says the run was aborted.
 * ``state.messages`` grows in place (pi copies the list on every message, which is quadratic).
+* ``reset()`` during a run raises (pi cleared ``is_streaming`` under the running run, which
+  let a second run start alongside it).
 * No default model: pi defaults to a Google model; here ``prompt()`` without one raises
   ``No model configured``.
 
@@ -374,8 +376,14 @@ class Agent:
         await asyncio.shield(idle)
 
     def reset(self) -> None:
-        """Clear the transcript, run state, error and queues (keeps model, tools, listeners)."""
+        """Clear the transcript, run state, error and queues (keeps model, tools, listeners).
+
+        Raises :class:`~tau.agent.AgentError` during a run: ``abort()`` and
+        ``wait_for_idle()`` first.
+        """
         state = self._state
+        if state.is_streaming:
+            raise AgentError("Agent is processing: call abort() and wait_for_idle() before reset()")
         state.messages = []
         state.is_streaming = False
         state.stream_message = None
