@@ -389,3 +389,25 @@ async def test_pre_aborted_signal_makes_no_llm_call() -> None:
     message = last_assistant(await stream.result())
     assert message.stop_reason == "aborted"
     assert faux_calls(model) == []
+
+
+@pytest.mark.parametrize("fail_on", ["message_update", "message_start", "turn_end"])
+async def test_sink_failing_mid_message_keeps_the_grammar(fail_on: str) -> None:
+    seen: list[AgentEvent] = []
+    failed = False
+
+    def sink(event: AgentEvent) -> None:
+        nonlocal failed
+        seen.append(event)
+        if event.type == fail_on and not failed:
+            failed = True
+            raise RuntimeError(f"sink broke on {fail_on}")
+
+    model = faux_model([FauxResponse([text("some streamed text")])])
+    messages = await asyncio.wait_for(
+        run_agent_loop([UserMessage("go")], AgentContext(), AgentLoopConfig(model=model), sink),
+        5,
+    )
+    check_grammar(seen)
+    error = last_assistant(messages)
+    assert error.stop_reason == "error" and error.error_message == f"sink broke on {fail_on}"

@@ -167,6 +167,7 @@ class _Run:
         )
         self.new_messages: list[AgentMessage] = list(self.prompts or ())
         self.in_turn = False
+        self.open_message: AgentMessage | None = None
         self.deferred: BaseException | None = None
         self.running: set[asyncio.Task[Any]] = set()
         self.loop = asyncio.get_running_loop()
@@ -186,6 +187,11 @@ class _Run:
     # ----------------------------------------------------------------------- emitting
 
     async def emit(self, event: AgentEvent) -> None:
+        kind = event.type
+        if kind == "message_start":
+            self.open_message = event.message  # type: ignore[union-attr]
+        elif kind == "message_end":
+            self.open_message = None
         try:
             result = self.sink(event)
             if result is not None and inspect.isawaitable(result):
@@ -307,7 +313,12 @@ class _Run:
         self.context.messages.append(message)
         self.new_messages.append(message)
         sink_failure: BaseException | None = None
-        events: list[AgentEvent] = [] if self.in_turn else [TurnStartEvent()]
+        events: list[AgentEvent] = []
+        if self.open_message is not None:
+            # The sink failed between a message's start and end: close it first.
+            events.append(MessageEndEvent(self.open_message))
+        if not self.in_turn:
+            events.append(TurnStartEvent())
         events += [
             MessageStartEvent(message),
             MessageEndEvent(message),
@@ -385,22 +396,22 @@ class _Run:
                     await aclose()
             if final is None:
                 raise ProviderError(NO_TERMINAL_MESSAGE)
-        except _SinkError:
-            raise
         except Exception as exc:
-            aborted = self.signal.aborted or isinstance(exc, AbortedError)
+            # A failing sink (a listener) ends the message the same way a failing provider does.
+            cause = exc.__cause__ if isinstance(exc, _SinkError) and exc.__cause__ else exc
+            aborted = self.signal.aborted or isinstance(cause, AbortedError)
             reason: StopReason = "aborted" if aborted else "error"
             if partial is None:
                 final = self._empty_message()
                 final.stop_reason = reason
-                final.error_message = describe_error(exc)
+                final.error_message = describe_error(cause)
             else:
                 # A copy: the provider's task may still be winding down and writing to its own.
                 final = dataclasses.replace(
                     partial,
                     content=list(partial.content),
                     stop_reason=reason,
-                    error_message=describe_error(exc),
+                    error_message=describe_error(cause),
                 )
         if partial is not None:
             messages[-1] = final
