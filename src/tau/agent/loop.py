@@ -74,7 +74,6 @@ from tau.ai.builder import ABORTED_MESSAGE, ProviderError, describe_error
 from tau.ai.event_stream import AssistantMessageEventStream, EventStream
 from tau.ai.events import DoneEvent, ErrorEvent
 from tau.ai.types import AssistantMessage, Context, StopReason, ToolCall, ToolResultMessage
-from tau.ai.utils.validation import validate_tool_arguments
 
 __all__ = [
     "ABORTED_TOOL_MESSAGE",
@@ -514,7 +513,7 @@ class _Run:
                         f"not {type(arguments).__name__}"
                     )
                 target = ToolCall(call.id, call.name, arguments, call.thought_signature)
-            args = validate_tool_arguments(tool, target)
+            args = _validate(tool, target)
             hook = self.config.before_tool_call
             if hook is not None:
                 decision = await _call(
@@ -642,6 +641,13 @@ def _default_stream_fn(model: Any, context: Context, **options: Any) -> Any:
     from tau.ai.entry import stream_simple
 
     return stream_simple(model, context, **options)
+
+
+def _validate(tool: AgentTool, call: ToolCall) -> Any:
+    # Imported on first use: jsonschema-rs is not needed to import tau.agent.
+    from tau.ai.utils.validation import validate_tool_arguments
+
+    return validate_tool_arguments(tool, call)
 
 
 def _is_agent_end(event: AgentEvent) -> bool:
