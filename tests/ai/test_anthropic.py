@@ -159,7 +159,8 @@ def test_full_context_body_matches_the_sdk_types() -> None:
     assert messages[1]["content"] == [
         {"type": "thinking", "thinking": "The user wants weather.", "signature": "sig-abc"},
         {"type": "redacted_thinking", "data": "opaque-redacted-data"},
-        {"type": "text", "text": "unsigned thoughts from an aborted turn"},
+        # unsigned thinking cannot be replayed (dropped); signed thinking goes back as is
+        {"type": "thinking", "thinking": "   ", "signature": "sig-blank"},
         {"type": "text", "text": "Let me check."},
         {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
         {
@@ -311,6 +312,64 @@ def test_tool_choice_and_metadata() -> None:
     assert params["tool_choice"] == choice
     assert_sdk_valid(params)
     assert "metadata" not in adapter.build_params(SONNET, context, {"metadata": {"user_id": 5}})
+
+
+def test_handoff_from_another_provider() -> None:
+    """Thinking of another model is dropped, tool-call ids are made valid for Anthropic (and
+    their results follow), an aborted turn and its results are left out, a call without a
+    result gets a synthetic one, and lone surrogates never reach the wire."""
+    foreign = AssistantMessage(
+        [
+            ThinkingContent("openai reasoning", "reasoning_content"),
+            TextContent("Calling \ud83d tools."),
+            ToolCall("call_A|b+c/=", "get_weather", {"city": "Oslo"}),
+            ToolCall("call_2", "get_weather", {"city": "Rome"}),
+        ],
+        api="openai-completions",
+        provider="openai",
+        model="gpt-5",
+        stop_reason="toolUse",
+    )
+    aborted = AssistantMessage(
+        [ToolCall("toolu_lost", "get_weather", {"city": "Ber"})],
+        api="anthropic-messages",
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        stop_reason="aborted",
+    )
+    context = Context(
+        system_prompt="sys \udc00",
+        messages=[
+            UserMessage("weather?"),
+            foreign,
+            ToolResultMessage("call_A|b+c/=", "get_weather", [TextContent("cold")]),
+            UserMessage("and now?"),
+            aborted,
+            ToolResultMessage("toolu_lost", "get_weather", [TextContent("late")]),
+            UserMessage("again"),
+        ],
+    )
+    params = adapter.build_params(SONNET, context, {})
+    assert_sdk_valid(params)
+    assert params["system"][0]["text"] == "sys "
+    messages = params["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "user", "user"]
+    assert messages[1]["content"] == [
+        {"type": "text", "text": "Calling  tools."},
+        {
+            "type": "tool_use",
+            "id": "call_A_b_c__",
+            "name": "get_weather",
+            "input": {"city": "Oslo"},
+        },
+        {"type": "tool_use", "id": "call_2", "name": "get_weather", "input": {"city": "Rome"}},
+    ]
+    results = messages[2]["content"]
+    assert [(r["tool_use_id"], r["content"], r["is_error"]) for r in results] == [
+        ("call_A_b_c__", "cold", False),
+        ("call_2", "No result provided", True),
+    ]
+    assert "toolu_lost" not in json.dumps(params) and "late" not in json.dumps(params)
 
 
 # --------------------------------------------------------------------------- headers
@@ -674,6 +733,27 @@ async def test_http_error_carries_status_and_message() -> None:
     assert message.error_message == (
         "400 invalid_request_error: prompt is too long: 250000 tokens > 200000 maximum"
     )
+
+
+async def test_context_overflow_is_recognisable() -> None:
+    from tau.ai.utils.overflow import is_context_overflow
+
+    body = {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": "prompt is too long: 250000 tokens > 200000 maximum",
+        },
+    }
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(400, json=body)
+
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as client:
+        message = await stream(
+            SONNET, Context([UserMessage("hi")]), api_key="k", client=client
+        ).result()
+    assert is_context_overflow(message)
 
 
 async def test_missing_api_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -44,6 +44,8 @@ from tau.ai.types import (
     UserMessage,
 )
 from tau.ai.utils.cost import calculate_cost
+from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
 
 if TYPE_CHECKING:
     from tau.ai.http import HTTPStream
@@ -221,7 +223,12 @@ def build_params(
     cache = cache_control_for(model, resolve_cache_retention(options.get("cache_retention")))
     params: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(context.messages, model, cache, oauth=oauth),
+        "messages": convert_messages(
+            transform_messages(context.messages, model, normalize_id_anthropic),
+            model,
+            cache,
+            oauth=oauth,
+        ),
         "max_tokens": options.get("max_tokens") or max(1, model.max_tokens // 3),
         "stream": True,
     }
@@ -229,7 +236,7 @@ def build_params(
     if oauth:
         system.append({"type": "text", "text": CLAUDE_CODE_IDENTITY})
     if context.system_prompt:
-        system.append({"type": "text", "text": context.system_prompt})
+        system.append({"type": "text", "text": sanitize_surrogates(context.system_prompt)})
     if system:
         if cache is not None:
             for block in system:
@@ -285,12 +292,13 @@ def convert_messages(
     *,
     oauth: bool = False,
 ) -> list[dict[str, Any]]:
-    """Messages API ``messages`` from tau messages (already passed through handoff rules).
+    """Messages API ``messages`` from tau messages already made safe for ``model`` by
+    :func:`~tau.ai.utils.transform_messages.transform_messages` (so every thinking block here
+    is this model's own and signed).
 
-    Consecutive tool results become one user message of ``tool_result`` blocks; blank text,
-    blank thinking and empty messages are dropped; thinking without a signature (an aborted
-    stream, another model) is sent as plain text. With ``cache_control``, the last block of
-    a final user message carries it.
+    Consecutive tool results become one user message of ``tool_result`` blocks; blank text
+    and empty messages are dropped; lone surrogates are removed from every text. With
+    ``cache_control``, the last block of a final user message carries it.
     """
     out: list[dict[str, Any]] = []
     images = "image" in model.input
@@ -328,12 +336,12 @@ def convert_messages(
 
 def _user_content(message: UserMessage, images: bool) -> str | list[dict[str, Any]] | None:
     if isinstance(message.content, str):
-        return message.content if message.content.strip() else None
+        return sanitize_surrogates(message.content) if message.content.strip() else None
     blocks: list[dict[str, Any]] = []
     for part in message.content:
         if isinstance(part, TextContent):
             if part.text.strip():
-                blocks.append({"type": "text", "text": part.text})
+                blocks.append({"type": "text", "text": sanitize_surrogates(part.text)})
         elif isinstance(part, ImageContent) and images:
             blocks.append(_image(part))
     return blocks or None
@@ -351,22 +359,20 @@ def _assistant_blocks(message: AssistantMessage, oauth: bool) -> list[dict[str, 
     for part in message.content:
         if isinstance(part, TextContent):
             if part.text.strip():
-                blocks.append({"type": "text", "text": part.text})
+                blocks.append({"type": "text", "text": sanitize_surrogates(part.text)})
         elif isinstance(part, ThinkingContent):
-            signature = part.thinking_signature
+            # Signed by this model (transform_messages saw to it): sent back byte for byte,
+            # even when its text is empty (display "omitted"), or the signature breaks.
             if part.redacted:
-                if signature:
-                    blocks.append({"type": "redacted_thinking", "data": signature})
-            elif not part.thinking.strip():
-                continue
-            elif signature and signature.strip():
-                blocks.append(
-                    {"type": "thinking", "thinking": part.thinking, "signature": signature}
-                )
+                blocks.append({"type": "redacted_thinking", "data": part.thinking_signature})
             else:
-                # Unsigned reasoning cannot be replayed as thinking; untagged text keeps the
-                # content without teaching the model to write tags.
-                blocks.append({"type": "text", "text": part.thinking})
+                blocks.append(
+                    {
+                        "type": "thinking",
+                        "thinking": part.thinking,
+                        "signature": part.thinking_signature,
+                    }
+                )
         elif isinstance(part, ToolCall):
             name = CLAUDE_CODE_TOOLS.get(part.name.lower(), part.name) if oauth else part.name
             blocks.append(
@@ -376,7 +382,7 @@ def _assistant_blocks(message: AssistantMessage, oauth: bool) -> list[dict[str, 
 
 
 def _tool_result(result: ToolResultMessage) -> dict[str, Any]:
-    texts = [p.text for p in result.content if isinstance(p, TextContent)]
+    texts = [sanitize_surrogates(p.text) for p in result.content if isinstance(p, TextContent)]
     has_images = any(isinstance(p, ImageContent) for p in result.content)
     content: str | list[dict[str, Any]]
     if not has_images:
@@ -388,7 +394,7 @@ def _tool_result(result: ToolResultMessage) -> dict[str, Any]:
         for part in result.content:
             if isinstance(part, TextContent):
                 if part.text.strip():
-                    content.append({"type": "text", "text": part.text})
+                    content.append({"type": "text", "text": sanitize_surrogates(part.text)})
             else:
                 content.append(_image(part))
     return {
