@@ -1,0 +1,151 @@
+"""``azure-openai-responses``: the Responses API of an Azure OpenAI resource.
+
+Where to send, and as which deployment, comes from the options or the environment
+(pi-ai-spec §7.5): ``azure_base_url`` / ``AZURE_OPENAI_BASE_URL``, else
+``https://<resource>.openai.azure.com/openai/v1`` from ``azure_resource_name`` /
+``AZURE_OPENAI_RESOURCE_NAME``, else ``model.base_url``; the deployment from
+``azure_deployment_name``, else the ``AZURE_OPENAI_DEPLOYMENT_NAME_MAP`` entry for the model
+(``model-id=deployment,…``), else the model id; ``api-version`` from ``azure_api_version`` /
+``AZURE_OPENAI_API_VERSION``, else ``v1``. The key goes in the ``api-key`` header.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
+from tau.ai.env_keys import resolve_api_key
+from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.providers.openai_responses import (
+    request_headers,
+    simple_reasoning_options,
+    stream_responses,
+)
+from tau.ai.providers.responses_shared import base_payload
+from tau.ai.types import Context, Model
+
+__all__ = [
+    "ALLOWED_TOOL_CALL_PROVIDERS",
+    "DEFAULT_API_VERSION",
+    "build_payload",
+    "parse_deployment_map",
+    "resolve_api_version",
+    "resolve_base_url",
+    "resolve_deployment",
+    "stream",
+    "stream_simple",
+]
+
+DEFAULT_API_VERSION = "v1"
+ALLOWED_TOOL_CALL_PROVIDERS = frozenset(
+    {"openai", "openai-codex", "opencode", "azure-openai-responses"}
+)
+"""Providers whose ``call_id|item_id`` tool-call ids are re-shaped on handoff to Azure."""
+
+
+_AZURE_KEYS = (
+    "azure_api_version",
+    "azure_resource_name",
+    "azure_base_url",
+    "azure_deployment_name",
+)
+
+
+def _setting(options: Mapping[str, Any], key: str, env: str) -> str | None:
+    value = options.get(key)
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    value = os.environ.get(env, "").strip()
+    return value or None
+
+
+def parse_deployment_map(text: str) -> dict[str, str]:
+    """``"model-a=dep-a, model-b=dep-b"`` as a dict; malformed pairs are skipped."""
+    mapping: dict[str, str] = {}
+    for pair in text.split(","):
+        model_id, sep, deployment = pair.partition("=")
+        model_id, deployment = model_id.strip(), deployment.strip()
+        if sep and model_id and deployment:
+            mapping[model_id] = deployment
+    return mapping
+
+
+def resolve_deployment(model: Model, options: Mapping[str, Any]) -> str:
+    """The deployment name sent as ``model``."""
+    explicit = options.get("azure_deployment_name")
+    if isinstance(explicit, str) and explicit.strip():
+        return explicit.strip()
+    mapped = parse_deployment_map(os.environ.get("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", ""))
+    return mapped.get(model.id, model.id)
+
+
+def resolve_base_url(model: Model, options: Mapping[str, Any]) -> str:
+    """The resource's ``…/openai/v1`` URL, without a trailing slash."""
+    base = _setting(options, "azure_base_url", "AZURE_OPENAI_BASE_URL")
+    if base is None:
+        resource = _setting(options, "azure_resource_name", "AZURE_OPENAI_RESOURCE_NAME")
+        if resource is not None:
+            base = f"https://{quote(resource, safe='')}.openai.azure.com/openai/v1"
+        elif model.base_url.strip():
+            base = model.base_url.strip()
+        else:
+            raise ProviderError(
+                "Azure OpenAI needs a resource: set AZURE_OPENAI_RESOURCE_NAME or "
+                "AZURE_OPENAI_BASE_URL, or pass azure_resource_name / azure_base_url"
+            )
+    return base.rstrip("/")
+
+
+def resolve_api_version(options: Mapping[str, Any]) -> str:
+    """The ``api-version`` query parameter."""
+    return _setting(options, "azure_api_version", "AZURE_OPENAI_API_VERSION") or DEFAULT_API_VERSION
+
+
+def build_payload(model: Model, context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The request body for ``model`` (before the ``on_payload`` hook)."""
+    return base_payload(
+        model,
+        context,
+        options,
+        ALLOWED_TOOL_CALL_PROVIDERS,
+        model_name=resolve_deployment(model, options),
+    )
+
+
+def stream(
+    model: Model, context: Context, options: Mapping[str, Any] | None = None
+) -> AssistantMessageEventStream:
+    """Stream one response from an Azure OpenAI deployment."""
+    opts: Mapping[str, Any] = options or {}
+
+    async def run(builder: MessageBuilder) -> None:
+        api_key = resolve_api_key(model, opts) or os.environ.get("AZURE_OPENAI_API_KEY")
+        if not api_key:
+            raise ProviderError(
+                "Azure OpenAI API key is required: set AZURE_OPENAI_API_KEY or pass api_key"
+            )
+        url = (
+            f"{resolve_base_url(model, opts)}/responses"
+            f"?api-version={quote(resolve_api_version(opts), safe='')}"
+        )
+        payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
+        headers = request_headers(model, opts, {"api-key": api_key})
+        await stream_responses(builder, opts, url, headers, payload)
+
+    return launch_stream(model, opts, run)
+
+
+def stream_simple(
+    model: Model, context: Context, options: Mapping[str, Any] | None = None
+) -> AssistantMessageEventStream:
+    """:func:`stream` with the unified ``reasoning`` level mapped to ``reasoning_effort``.
+
+    The ``azure_*`` options are passed on too: they say where the deployment is.
+    """
+    opts = options or {}
+    simple = simple_reasoning_options(model, opts)
+    simple.update({key: opts[key] for key in _AZURE_KEYS if key in opts})
+    return stream(model, context, simple)

@@ -1,0 +1,667 @@
+"""The OpenAI Responses wire format, shared by ``openai-responses`` and ``azure-openai-responses``.
+
+Three jobs: turn a :class:`~tau.ai.types.Context` into Responses ``input`` items and ``tools``,
+turn the streamed Responses events into :class:`~tau.ai.builder.MessageBuilder` calls, and map
+the final ``usage`` (with service-tier pricing).
+
+Replay state lives in the content blocks: a reasoning item is stored whole, as JSON, in
+``ThinkingContent.thinking_signature``; a message item's id and phase in
+``TextContent.text_signature`` as ``{"v":1,"id":…,"phase":…}``; a function call's ids in
+``ToolCall.id`` as ``"<call_id>|<item_id>"``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+import jiter
+
+from tau.ai.builder import MessageBuilder, ProviderError
+from tau.ai.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Model,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from tau.ai.utils.cost import calculate_cost
+from tau.ai.utils.partial_json import parse_streaming_json
+from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.utils.transform_messages import (
+    normalize_responses_tool_call_id,
+    short_hash,
+    transform_messages,
+)
+
+JsonDict = dict[str, Any]
+
+SERVICE_TIER_MULTIPLIERS: Mapping[str, float] = {"flex": 0.5, "priority": 2.0}
+"""Price factor of OpenAI's service tiers relative to the catalog (standard) prices."""
+
+_MAX_ITEM_ID = 64
+
+# --------------------------------------------------------------------------- text signatures
+
+
+def encode_text_signature(item_id: str, phase: str | None) -> str:
+    """The ``text_signature`` of a message item: V1 JSON with its id and phase."""
+    data: JsonDict = {"v": 1, "id": item_id}
+    if phase:
+        data["phase"] = phase
+    return json.dumps(data, separators=(",", ":"))
+
+
+def decode_text_signature(signature: str | None) -> tuple[str | None, str | None]:
+    """``(item_id, phase)`` from a V1 JSON signature or a legacy plain-id signature."""
+    if not signature:
+        return None, None
+    if signature.startswith("{"):
+        try:
+            data = json.loads(signature)
+        except ValueError:
+            return None, None
+        if isinstance(data, dict) and data.get("v") == 1:
+            item_id = data.get("id")
+            phase = data.get("phase")
+            return (
+                item_id if isinstance(item_id, str) and item_id else None,
+                phase if isinstance(phase, str) and phase else None,
+            )
+        return None, None
+    return signature, None
+
+
+# --------------------------------------------------------------------------- request: messages
+
+
+def convert_messages(
+    model: Model,
+    context: Context,
+    allowed_tool_call_providers: Collection[str],
+    *,
+    include_system_prompt: bool = True,
+) -> list[JsonDict]:
+    """The Responses ``input`` items for ``context`` sent to ``model``.
+
+    ``allowed_tool_call_providers`` are the providers whose ``call_id|item_id`` tool-call ids
+    are rewritten into the shape this API accepts when they come from another model.
+    """
+
+    def normalize(tool_call_id: str, target: Model, source: AssistantMessage) -> str:
+        return normalize_responses_tool_call_id(tool_call_id, target, allowed_tool_call_providers)
+
+    items: list[JsonDict] = []
+    if include_system_prompt and context.system_prompt:
+        role = "developer" if model.reasoning else "system"
+        items.append({"role": role, "content": sanitize_surrogates(context.system_prompt)})
+    for msg_index, message in enumerate(transform_messages(context.messages, model, normalize)):
+        if isinstance(message, UserMessage):
+            item = _user_item(model, message)
+            if item is not None:
+                items.append(item)
+        elif isinstance(message, AssistantMessage):
+            items.extend(_assistant_items(model, message, msg_index))
+        else:
+            items.append(_tool_result_item(model, message))
+    return items
+
+
+def _image_part(image: ImageContent) -> JsonDict:
+    return {
+        "type": "input_image",
+        "detail": "auto",
+        "image_url": f"data:{image.mime_type};base64,{image.data}",
+    }
+
+
+def _user_item(model: Model, message: UserMessage) -> JsonDict | None:
+    content = message.content
+    if isinstance(content, str):
+        parts: list[JsonDict] = [{"type": "input_text", "text": sanitize_surrogates(content)}]
+    else:
+        parts = []
+        for block in content:
+            if isinstance(block, TextContent):
+                parts.append({"type": "input_text", "text": sanitize_surrogates(block.text)})
+            elif model.supports_images:
+                parts.append(_image_part(block))
+        if not parts:
+            return None
+    return {"role": "user", "content": parts}
+
+
+def _reasoning_item(signature: str) -> JsonDict:
+    try:
+        item = json.loads(signature)
+    except ValueError as exc:
+        raise ProviderError(
+            f"Cannot replay a thinking block: its thinking_signature is not a Responses "
+            f"reasoning item ({exc})"
+        ) from None
+    if not isinstance(item, dict) or item.get("type") != "reasoning":
+        raise ProviderError(
+            "Cannot replay a thinking block: its thinking_signature is not a Responses "
+            "reasoning item"
+        )
+    return item
+
+
+def _assistant_items(model: Model, message: AssistantMessage, msg_index: int) -> list[JsonDict]:
+    # A reasoning item must be sent together with the item that followed it, or OpenAI answers
+    # "Item 'rs_…' of type 'reasoning' was provided without its required following item".
+    # So reasoning items wait here until the next item is known; any still waiting at the end
+    # of the message (the turn stopped after reasoning) are not sent.
+    out: list[JsonDict] = []
+    waiting: list[JsonDict] = []
+    other_model_same_api = (
+        message.provider == model.provider
+        and message.api == model.api
+        and message.model != model.id
+    )
+    for block in message.content:
+        if isinstance(block, ThinkingContent):
+            if block.thinking_signature:
+                waiting.append(_reasoning_item(block.thinking_signature))
+            continue
+        if isinstance(block, TextContent):
+            item_id, phase = decode_text_signature(block.text_signature)
+            if not block.text and item_id is None:
+                continue
+            if item_id is None:
+                item_id = f"msg_{msg_index}"
+            elif len(item_id) > _MAX_ITEM_ID:
+                item_id = f"msg_{short_hash(item_id)}"
+            item: JsonDict = {
+                "type": "message",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "output_text",
+                        "text": sanitize_surrogates(block.text),
+                        "annotations": [],
+                    }
+                ],
+                "status": "completed",
+                "id": item_id,
+            }
+            if phase:
+                item["phase"] = phase
+        else:
+            call_id, _, fc_id = block.id.partition("|")
+            item = {
+                "type": "function_call",
+                "call_id": call_id,
+                "name": block.name,
+                "arguments": json.dumps(block.arguments, ensure_ascii=False),
+            }
+            # An fc_ id from another model of the same API would make OpenAI look for the
+            # reasoning item that produced it, which that model's history does not carry.
+            if fc_id and not (other_model_same_api and fc_id.startswith("fc_")):
+                item["id"] = fc_id
+        if waiting:
+            out.extend(waiting)
+            waiting.clear()
+        out.append(item)
+    return out
+
+
+def _tool_result_item(model: Model, message: ToolResultMessage) -> JsonDict:
+    text = "\n".join(
+        sanitize_surrogates(block.text)
+        for block in message.content
+        if isinstance(block, TextContent)
+    )
+    images = [block for block in message.content if isinstance(block, ImageContent)]
+    output: str | list[JsonDict]
+    if images and model.supports_images:
+        parts: list[JsonDict] = [{"type": "input_text", "text": text}] if text else []
+        parts.extend(_image_part(image) for image in images)
+        output = parts
+    else:
+        output = text if text or not images else "(see attached image)"
+    return {
+        "type": "function_call_output",
+        "call_id": message.tool_call_id.partition("|")[0],
+        "output": output,
+    }
+
+
+# --------------------------------------------------------------------------- request: tools
+
+
+def convert_tools(tools: Sequence[Tool], *, strict: bool | None = False) -> list[JsonDict]:
+    """Responses ``tools`` entries (``strict`` false: tau validates arguments itself)."""
+    return [
+        {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.json_schema,
+            "strict": strict,
+        }
+        for tool in tools
+    ]
+
+
+def base_payload(
+    model: Model,
+    context: Context,
+    options: Mapping[str, Any],
+    allowed_tool_call_providers: Collection[str],
+    *,
+    model_name: str | None = None,
+) -> JsonDict:
+    """The request fields both Responses adapters send (``model_name`` overrides ``model.id``).
+
+    ``store`` is always false: tau sends the whole conversation each turn, and nothing of
+    the user's should stay on the provider's side by default.
+    """
+    payload: JsonDict = {
+        "model": model_name or model.id,
+        "input": convert_messages(model, context, allowed_tool_call_providers),
+        "stream": True,
+        "store": False,
+    }
+    session_id = options.get("session_id")
+    if session_id and options.get("cache_retention") != "none":
+        payload["prompt_cache_key"] = session_id
+    max_tokens = options.get("max_tokens")
+    if max_tokens:
+        payload["max_output_tokens"] = max_tokens
+    temperature = options.get("temperature")
+    if temperature is not None:
+        payload["temperature"] = temperature
+    if context.tools:
+        payload["tools"] = convert_tools(context.tools)
+    tool_choice = options.get("tool_choice")
+    if tool_choice is not None:
+        payload["tool_choice"] = tool_choice
+    payload.update(reasoning_params(model, options))
+    return payload
+
+
+def reasoning_params(model: Model, options: Mapping[str, Any]) -> JsonDict:
+    """The ``reasoning`` and ``include`` request fields for a reasoning model.
+
+    ``include`` always asks for the encrypted reasoning: with ``store: false`` it is the only
+    way the next turn can hand the model its own reasoning back.
+    """
+    if not model.reasoning:
+        return {}
+    params: JsonDict = {"include": ["reasoning.encrypted_content"]}
+    effort = options.get("reasoning_effort")
+    summary = options.get("reasoning_summary")
+    if effort or summary:
+        params["reasoning"] = {"effort": effort or "medium", "summary": summary or "auto"}
+    return params
+
+
+# --------------------------------------------------------------------------- response: stream
+
+_STATUS_STOP: Mapping[str, StopReason] = {
+    "completed": "stop",
+    "incomplete": "length",
+    "in_progress": "stop",
+    "queued": "stop",
+}
+
+
+class _Item:
+    """One output item being streamed, with the content block it feeds."""
+
+    __slots__ = ("args_final", "index", "item_id", "kind", "parts", "phase")
+
+    def __init__(self, kind: str, index: int, item_id: str, phase: str | None = None) -> None:
+        self.kind = kind
+        self.index = index
+        self.item_id = item_id
+        self.phase = phase
+        # function_call: the final arguments once a .done carried them; later deltas are late.
+        self.args_final: str | None = None
+        # reasoning: how many summary parts / content parts have begun (for separators).
+        self.parts = 0
+
+
+class ResponsesStreamProcessor:
+    """Feeds decoded Responses stream events into a :class:`MessageBuilder`.
+
+    Items are tracked by ``output_index`` (some servers interleave items), falling back to
+    ``item_id``. Event types it does not know (server-side tool progress, new features) are
+    ignored. Call :meth:`handle` per event and :meth:`finish` when the stream ends.
+    """
+
+    __slots__ = ("_builder", "_by_id", "_completed", "_items", "_requested_tier")
+
+    def __init__(self, builder: MessageBuilder, *, service_tier: str | None = None) -> None:
+        self._builder = builder
+        self._requested_tier = service_tier
+        self._items: dict[int, _Item] = {}
+        self._by_id: dict[str, _Item] = {}
+        self._completed = False
+
+    @property
+    def completed(self) -> bool:
+        """Whether a terminal ``response.*`` event was handled."""
+        return self._completed
+
+    def handle_data(self, data: str) -> None:
+        """Decode one SSE ``data`` field and handle it (``[DONE]`` is ignored)."""
+        if data == "[DONE]" or not data:
+            return
+        try:
+            event = jiter.from_json(data.encode())
+        except ValueError as exc:
+            raise ProviderError(f"Malformed JSON in Responses stream event: {exc}") from None
+        if not isinstance(event, dict):
+            raise ProviderError(f"Unexpected Responses stream event: {data[:200]}")
+        self.handle(event)
+
+    def handle(self, event: JsonDict) -> None:
+        """Handle one decoded stream event."""
+        handler = _HANDLERS.get(event.get("type"))  # type: ignore[arg-type]
+        if handler is not None and not self._completed:
+            handler(self, event)
+
+    def finish(self) -> None:
+        """The stream ended: without a terminal response event, that is an error."""
+        if not self._completed:
+            raise ProviderError("Responses stream ended before response.completed")
+
+    # ----------------------------------------------------------------------- lookup
+
+    def _item(self, event: JsonDict) -> _Item | None:
+        output_index = event.get("output_index")
+        if output_index is not None:
+            item = self._items.get(output_index)
+            if item is not None:
+                return item
+        item_id = event.get("item_id")
+        return self._by_id.get(item_id) if item_id is not None else None
+
+    def _track(self, event: JsonDict, item: _Item) -> None:
+        output_index = event.get("output_index")
+        self._items[output_index if output_index is not None else -len(self._items) - 1] = item
+        if item.item_id:
+            self._by_id[item.item_id] = item
+
+    def _text_item(self, event: JsonDict) -> _Item:
+        item = self._item(event)
+        if item is None or item.kind != "message":
+            # A delta before (or without) its output_item.added: open the block now.
+            item = _Item("message", self._builder.open_text(), event.get("item_id") or "")
+            self._track(event, item)
+        return item
+
+    # ----------------------------------------------------------------------- items
+
+    def _on_item_added(self, event: JsonDict) -> None:
+        raw = event.get("item") or {}
+        kind = raw.get("type")
+        item_id = raw.get("id") or ""
+        builder = self._builder
+        if kind == "reasoning":
+            self._track(event, _Item(kind, builder.open_thinking(), item_id))
+        elif kind == "message":
+            self._track(event, _Item(kind, builder.open_text(), item_id, raw.get("phase")))
+        elif kind == "function_call":
+            index = builder.open_tool_call(
+                f"{raw.get('call_id') or ''}|{item_id}", raw.get("name") or ""
+            )
+            item = _Item(kind, index, item_id)
+            self._track(event, item)
+            arguments = raw.get("arguments")
+            if arguments:
+                builder.tool_call_delta(index, arguments)
+
+    def _on_item_done(self, event: JsonDict) -> None:
+        raw = event.get("item") or {}
+        item = self._item(event)
+        if item is None:
+            if raw.get("type") not in ("reasoning", "message", "function_call"):
+                return
+            # output_item.done without output_item.added: add it now, then finish it.
+            self._on_item_added(event)
+            item = self._item(event)
+            if item is None:
+                return
+        builder = self._builder
+        block = builder.message.content[item.index]
+        if item.kind == "reasoning":
+            assert isinstance(block, ThinkingContent)
+            final = _reasoning_text(raw)
+            if final is not None and final != block.thinking:
+                block.thinking = final
+            block.thinking_signature = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
+            builder.close_thinking(item.index)
+        elif item.kind == "message":
+            assert isinstance(block, TextContent)
+            final = _message_text(raw)
+            if final is not None and final != block.text:
+                block.text = final
+            phase = raw.get("phase") or item.phase
+            block.text_signature = encode_text_signature(raw.get("id") or item.item_id, phase)
+            builder.close_text(item.index)
+        else:
+            assert isinstance(block, ToolCall)
+            if raw.get("name"):
+                block.name = raw["name"]
+            arguments = raw.get("arguments")
+            if item.args_final is None and isinstance(arguments, str):
+                self._final_arguments(item, block, arguments)
+            final_text = item.args_final
+            builder.close_tool_call(
+                item.index, parse_streaming_json(final_text) if final_text is not None else None
+            )
+
+    # ----------------------------------------------------------------------- reasoning
+
+    def _reasoning_part_added(self, event: JsonDict) -> None:
+        item = self._item(event)
+        if item is None or item.kind != "reasoning":
+            return
+        # Parts are separated by a blank line, sent before the next part rather than after
+        # the last one, so the deltas add up to exactly the final thinking text.
+        if item.parts:
+            self._builder.thinking_delta(item.index, "\n\n")
+        item.parts += 1
+
+    def _on_content_part_added(self, event: JsonDict) -> None:
+        part = event.get("part") or {}
+        if part.get("type") == "reasoning_text":
+            self._reasoning_part_added(event)
+
+    def _on_reasoning_delta(self, event: JsonDict) -> None:
+        delta = event.get("delta")
+        if not delta:
+            return
+        item = self._item(event)
+        if item is None or item.kind != "reasoning":
+            return
+        if not item.parts:
+            item.parts = 1
+        self._builder.thinking_delta(item.index, delta)
+
+    # ----------------------------------------------------------------------- text
+
+    def _on_text_delta(self, event: JsonDict) -> None:
+        delta = event.get("delta")
+        if delta:
+            self._builder.text_delta(self._text_item(event).index, delta)
+
+    # ----------------------------------------------------------------------- function calls
+
+    def _on_arguments_delta(self, event: JsonDict) -> None:
+        delta = event.get("delta")
+        item = self._item(event)
+        if not delta or item is None or item.kind != "function_call":
+            return
+        if item.args_final is None:
+            self._builder.tool_call_delta(item.index, delta)
+
+    def _on_arguments_done(self, event: JsonDict) -> None:
+        item = self._item(event)
+        arguments = event.get("arguments")
+        if item is None or item.kind != "function_call" or not isinstance(arguments, str):
+            return
+        block = self._builder.message.content[item.index]
+        assert isinstance(block, ToolCall)
+        self._final_arguments(item, block, arguments)
+
+    def _final_arguments(self, item: _Item, block: ToolCall, arguments: str) -> None:
+        if item.args_final is not None:
+            return
+        streamed = block.arguments_text
+        if arguments != streamed:
+            if arguments.startswith(streamed):
+                # Servers that send .done instead of (or ahead of) the deltas: stream the rest,
+                # so the deltas still add up to the final JSON.
+                self._builder.tool_call_delta(item.index, arguments[len(streamed) :])
+            else:
+                block.arguments = parse_streaming_json(arguments)
+        item.args_final = arguments
+
+    # ----------------------------------------------------------------------- the end
+
+    def _on_completed(self, event: JsonDict) -> None:
+        response = event.get("response") or {}
+        self._completed = True
+        self._apply_usage(response)
+        message = self._builder.message
+        status = response.get("status")
+        if status in ("failed", "cancelled"):
+            raise ProviderError(
+                _failure_message(response) if status == "failed" else "Response was cancelled"
+            )
+        details = response.get("incomplete_details") or {}
+        if status == "incomplete" and details.get("reason") == "content_filter":
+            raise ProviderError("incomplete: content_filter")
+        stop: StopReason = _STATUS_STOP.get(status, "stop") if isinstance(status, str) else "stop"
+        if stop == "stop" and any(isinstance(b, ToolCall) for b in message.content):
+            stop = "toolUse"
+        message.stop_reason = stop
+
+    def _on_failed(self, event: JsonDict) -> None:
+        response = event.get("response") or {}
+        self._completed = True
+        self._apply_usage(response)
+        raise ProviderError(_failure_message(response))
+
+    def _on_error(self, event: JsonDict) -> None:
+        nested = event.get("error")
+        error: JsonDict = nested if isinstance(nested, dict) else event
+        code = error.get("code") or error.get("type") or "unknown"
+        message = error.get("message") or "no message"
+        raise ProviderError(f"Error Code {code}: {message}")
+
+    def _apply_usage(self, response: JsonDict) -> None:
+        raw = response.get("usage")
+        if not isinstance(raw, dict):
+            return
+        builder = self._builder
+        usage = builder.message.usage
+        fill_usage(usage, raw)
+        cost = calculate_cost(builder.model, usage)
+        tier = response.get("service_tier") or self._requested_tier
+        factor = SERVICE_TIER_MULTIPLIERS.get(tier) if isinstance(tier, str) else None
+        if factor is not None:
+            cost.input *= factor
+            cost.output *= factor
+            cost.cache_read *= factor
+            cost.cache_write *= factor
+            cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+
+
+def fill_usage(usage: Usage, raw: Mapping[str, Any]) -> None:
+    """Set token counts from a Responses ``usage`` object (``input`` excludes cached tokens)."""
+    cached = (raw.get("input_tokens_details") or {}).get("cached_tokens") or 0
+    input_tokens = raw.get("input_tokens") or 0
+    output_tokens = raw.get("output_tokens") or 0
+    usage.input = max(0, input_tokens - cached)
+    usage.output = output_tokens
+    usage.cache_read = cached
+    usage.cache_write = 0
+    usage.total_tokens = raw.get("total_tokens") or input_tokens + output_tokens
+    reasoning = (raw.get("output_tokens_details") or {}).get("reasoning_tokens")
+    usage.reasoning = reasoning if isinstance(reasoning, int) else None
+
+
+def _failure_message(response: JsonDict) -> str:
+    error = response.get("error")
+    if isinstance(error, dict) and (error.get("code") or error.get("message")):
+        return f"{error.get('code') or 'error'}: {error.get('message') or ''}".rstrip(": ")
+    details = response.get("incomplete_details")
+    if isinstance(details, dict) and details.get("reason"):
+        return f"incomplete: {details['reason']}"
+    return "Unknown error (no error details in response)"
+
+
+def _reasoning_text(item: JsonDict) -> str | None:
+    summary = item.get("summary")
+    if isinstance(summary, list) and summary:
+        return "\n\n".join(part.get("text") or "" for part in summary if isinstance(part, dict))
+    content = item.get("content")
+    if isinstance(content, list) and content:
+        return "\n\n".join(
+            part.get("text") or ""
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "reasoning_text"
+        )
+    return None
+
+
+def _message_text(item: JsonDict) -> str | None:
+    content = item.get("content")
+    if not isinstance(content, list):
+        return None
+    pieces: list[str] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "output_text":
+            pieces.append(part.get("text") or "")
+        elif kind == "refusal":
+            pieces.append(part.get("refusal") or "")
+    return "".join(pieces)
+
+
+_Handler = Callable[[ResponsesStreamProcessor, JsonDict], None]
+
+_HANDLERS: dict[str, _Handler] = {
+    "response.output_item.added": ResponsesStreamProcessor._on_item_added,
+    "response.output_item.done": ResponsesStreamProcessor._on_item_done,
+    "response.reasoning_summary_part.added": ResponsesStreamProcessor._reasoning_part_added,
+    "response.reasoning_summary_text.delta": ResponsesStreamProcessor._on_reasoning_delta,
+    "response.reasoning_text.delta": ResponsesStreamProcessor._on_reasoning_delta,
+    "response.content_part.added": ResponsesStreamProcessor._on_content_part_added,
+    "response.output_text.delta": ResponsesStreamProcessor._on_text_delta,
+    "response.refusal.delta": ResponsesStreamProcessor._on_text_delta,
+    "response.function_call_arguments.delta": ResponsesStreamProcessor._on_arguments_delta,
+    "response.function_call_arguments.done": ResponsesStreamProcessor._on_arguments_done,
+    "response.completed": ResponsesStreamProcessor._on_completed,
+    "response.incomplete": ResponsesStreamProcessor._on_completed,
+    "response.failed": ResponsesStreamProcessor._on_failed,
+    "error": ResponsesStreamProcessor._on_error,
+}
+
+
+__all__ = [
+    "SERVICE_TIER_MULTIPLIERS",
+    "ResponsesStreamProcessor",
+    "base_payload",
+    "convert_messages",
+    "convert_tools",
+    "decode_text_signature",
+    "encode_text_signature",
+    "fill_usage",
+    "reasoning_params",
+]
