@@ -206,6 +206,16 @@ async def test_malformed_json_and_error_chunks() -> None:
     assert message.error_message == "Mistral API error: Rate limit exceeded"
 
 
+async def test_unknown_content_chunks_are_ignored() -> None:
+    _, message = await run(
+        [
+            chunk({"content": [{"type": "reference", "reference_ids": [1]}, {"type": "text", "text": "ok"}]}),
+            chunk({"content": [{"type": "image_url", "image_url": "data:..."}]}, "stop"),
+        ]
+    )
+    assert message.text == "ok" and len(message.content) == 1
+
+
 async def test_lone_surrogates_in_deltas_are_sanitized() -> None:
     _, message = await run([chunk({"content": "a\ud83db"}, "stop")])
     message.text.encode("utf-8")  # would raise on a lone surrogate

@@ -112,7 +112,8 @@ def _assistant_message(message: AssistantMessage) -> JsonDict | None:
             )
     if not content and not tool_calls:
         return None
-    out: JsonDict = {"role": "assistant", "content": content}
+    # Mistral's own examples send an empty string, not an empty list, beside tool calls.
+    out: JsonDict = {"role": "assistant", "content": content or ""}
     if tool_calls:
         out["tool_calls"] = tool_calls
     return out
@@ -237,6 +238,13 @@ class MistralStreamProcessor:
 
     def handle(self, chunk: JsonDict) -> None:
         """Handle one decoded stream chunk."""
+        try:
+            self._handle(chunk)
+        except (AttributeError, TypeError) as exc:
+            # A field of the wrong JSON type somewhere in the chunk.
+            raise ProviderError(f"Malformed Mistral stream chunk: {exc}") from None
+
+    def _handle(self, chunk: JsonDict) -> None:
         if chunk.get("object") == "error" or "error" in chunk:
             error = chunk.get("error")
             message = error.get("message") if isinstance(error, dict) else error
@@ -271,8 +279,8 @@ class MistralStreamProcessor:
         if finish:
             self._finish = finish
 
-    def _append(self, kind: str, text: str) -> None:
-        if not text:
+    def _append(self, kind: str, text: Any) -> None:
+        if not text or text.__class__ is not str:
             return
         text = sanitize_surrogates(text)
         builder = self._builder
@@ -301,7 +309,8 @@ class MistralStreamProcessor:
         index = raw_index if isinstance(raw_index, int) else 0
         raw_id = call.get("id")
         function = call.get("function") or {}
-        name = function.get("name") or ""
+        name = function.get("name")
+        name = name if isinstance(name, str) else ""
         if raw_id in (None, "", "null"):
             # A continuation fragment without an id belongs to the call at its index.
             position = self._last_by_index.get(index)

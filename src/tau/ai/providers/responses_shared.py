@@ -297,6 +297,9 @@ def reasoning_params(model: Model, options: Mapping[str, Any]) -> JsonDict:
     """
     if not model.reasoning:
         return {}
+    # pi appends a "# Juice: 0 !important" developer message when no effort is given, an
+    # undocumented trick to suppress reasoning that its own catalog names never trigger;
+    # tau sends the model's default instead.
     params: JsonDict = {"include": ["reasoning.encrypted_content"]}
     effort = options.get("reasoning_effort")
     summary = options.get("reasoning_summary")
@@ -367,9 +370,15 @@ class ResponsesStreamProcessor:
 
     def handle(self, event: JsonDict) -> None:
         """Handle one decoded stream event."""
-        handler = _HANDLERS.get(event.get("type"))  # type: ignore[arg-type]
-        if handler is not None and not self._completed:
+        kind = event.get("type")
+        handler = _HANDLERS.get(kind) if kind.__class__ is str else None
+        if handler is None or self._completed:
+            return
+        try:
             handler(self, event)
+        except (AttributeError, TypeError) as exc:
+            # A field of the wrong JSON type somewhere in the event.
+            raise ProviderError(f"Malformed Responses stream event {kind!r}: {exc}") from None
 
     def finish(self) -> None:
         """The stream ended: without a terminal response event, that is an error."""
@@ -406,20 +415,21 @@ class ResponsesStreamProcessor:
     def _on_item_added(self, event: JsonDict) -> None:
         raw = event.get("item") or {}
         kind = raw.get("type")
-        item_id = raw.get("id") or ""
+        item_id = _str(raw.get("id"))
         builder = self._builder
         if kind == "reasoning":
             self._track(event, _Item(kind, builder.open_thinking(), item_id))
         elif kind == "message":
-            self._track(event, _Item(kind, builder.open_text(), item_id, raw.get("phase")))
+            phase = _str(raw.get("phase")) or None
+            self._track(event, _Item(kind, builder.open_text(), item_id, phase))
         elif kind == "function_call":
             index = builder.open_tool_call(
-                f"{raw.get('call_id') or ''}|{item_id}", raw.get("name") or ""
+                f"{_str(raw.get('call_id'))}|{item_id}", _str(raw.get("name"))
             )
             item = _Item(kind, index, item_id)
             self._track(event, item)
             arguments = raw.get("arguments")
-            if arguments:
+            if arguments and arguments.__class__ is str:
                 builder.tool_call_delta(index, arguments)
 
     def _on_item_done(self, event: JsonDict) -> None:
@@ -447,13 +457,14 @@ class ResponsesStreamProcessor:
             final = _message_text(raw)
             if final is not None and final != block.text:
                 block.text = final
-            phase = raw.get("phase") or item.phase
-            block.text_signature = encode_text_signature(raw.get("id") or item.item_id, phase)
+            phase = _str(raw.get("phase")) or item.phase
+            block.text_signature = encode_text_signature(_str(raw.get("id")) or item.item_id, phase)
             builder.close_text(item.index)
         else:
             assert isinstance(block, ToolCall)
-            if raw.get("name"):
-                block.name = raw["name"]
+            name = _str(raw.get("name"))
+            if name:
+                block.name = name
             arguments = raw.get("arguments")
             if item.args_final is None and isinstance(arguments, str):
                 self._final_arguments(item, block, arguments)
@@ -481,7 +492,7 @@ class ResponsesStreamProcessor:
 
     def _on_reasoning_delta(self, event: JsonDict) -> None:
         delta = event.get("delta")
-        if not delta:
+        if not delta or delta.__class__ is not str:
             return
         item = self._item(event)
         if item is None or item.kind != "reasoning":
@@ -494,7 +505,7 @@ class ResponsesStreamProcessor:
 
     def _on_text_delta(self, event: JsonDict) -> None:
         delta = event.get("delta")
-        if delta:
+        if delta and delta.__class__ is str:
             self._builder.text_delta(self._text_item(event).index, delta)
 
     # ----------------------------------------------------------------------- function calls
@@ -502,7 +513,7 @@ class ResponsesStreamProcessor:
     def _on_arguments_delta(self, event: JsonDict) -> None:
         delta = event.get("delta")
         item = self._item(event)
-        if not delta or item is None or item.kind != "function_call":
+        if not delta or delta.__class__ is not str or item is None or item.kind != "function_call":
             return
         if item.args_final is None:
             self._builder.tool_call_delta(item.index, delta)
@@ -578,6 +589,11 @@ class ResponsesStreamProcessor:
             cost.cache_read *= factor
             cost.cache_write *= factor
             cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+
+
+def _str(value: Any) -> str:
+    """``value`` if it is a string, else ``""`` (ids and names of the wrong JSON type)."""
+    return value if isinstance(value, str) else ""
 
 
 def fill_usage(usage: Usage, raw: Mapping[str, Any]) -> None:
