@@ -1,0 +1,239 @@
+"""Every recorded OpenAI Responses stream (any server: OpenAI, DeepSeek, OpenRouter, Bedrock
+Mantle) replayed through the ``openai-responses`` adapter, checked against values computed
+here, independently, from the raw recording: the final output items and ``usage`` the server
+reported, and the stream grammar."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tau.ai import Context, UserMessage
+from tau.ai.catalog import get_model
+from tau.ai.providers import openai_responses
+from tau.ai.types import (
+    AssistantMessage,
+    Model,
+    ModelCost,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+)
+from tests.ai.responses_replay import replay_recorded_stream
+from tests.ai.responses_sdk import validate_with_sdk
+from tests.ai.streamcheck import check_grammar
+from tests.conftest import RECORDED
+
+TIER_FACTOR = {"flex": 0.5, "priority": 2.0}
+
+
+@dataclass
+class Recording:
+    path: Path
+    index: int
+    body: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.path.parent.name}/{self.path.stem}#{self.index}"
+
+
+def _recordings() -> list[Recording]:
+    found: list[Recording] = []
+    if not RECORDED.is_dir():
+        return found
+    for path in sorted(RECORDED.rglob("*.yaml")):
+        data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
+        for index, interaction in enumerate(data.get("interactions") or []):
+            request, response = interaction["request"], interaction["response"]
+            body = (response.get("body") or {}).get("string")
+            path_part = request["uri"].split("?")[0]
+            if (
+                request["method"] == "POST"
+                and path_part.endswith("/responses")
+                and isinstance(body, str)
+                and "data:" in body
+            ):
+                found.append(Recording(path, index, body))
+    return found
+
+
+RECORDINGS = _recordings()
+
+
+def test_every_responses_recording_is_found() -> None:
+    if not RECORDED.is_dir():
+        pytest.skip("recordings not present")
+    # 32 POST /responses streams (the README's 33 counts one background-mode resume GET).
+    assert len(RECORDINGS) == 32
+    hosts = {r.path.parent.name for r in RECORDINGS}
+    assert {"test_openai_responses", "test_deepseek_responses", "test_bedrock_mantle"} <= hosts
+
+
+def raw_events(body: str) -> list[dict[str, Any]]:
+    """The JSON payload of every ``data:`` line (each recorded event is one line)."""
+    out = []
+    for line in body.splitlines():
+        if line.startswith("data:"):
+            data = line[5:].strip()
+            if data != "[DONE]":
+                out.append(json.loads(data))
+    return out
+
+
+def expected_blocks(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The content tau must end with: one block per reasoning / message / function_call output
+    item, in the order the items were added, with the values of the item as finally done."""
+    order: list[int] = []
+    done: dict[int, dict[str, Any]] = {}
+    for event in events:
+        kind = event["type"]
+        if kind == "response.output_item.added":
+            if event["item"]["type"] in ("reasoning", "message", "function_call"):
+                order.append(event["output_index"])
+        elif kind == "response.output_item.done":
+            done[event["output_index"]] = event["item"]
+    blocks: list[tuple[Any, ...]] = []
+    for index in order:
+        item = done[index]
+        if item["type"] == "message":
+            text = "".join(
+                part.get("text") or part.get("refusal") or "" for part in item["content"]
+            )
+            blocks.append(("text", text, item["id"], item.get("phase")))
+        elif item["type"] == "reasoning":
+            summary = [part["text"] for part in item.get("summary") or []]
+            raw = [part["text"] for part in item.get("content") or []]
+            blocks.append(("thinking", "\n\n".join(summary or raw), item))
+        else:
+            blocks.append(
+                (
+                    "toolCall",
+                    f"{item['call_id']}|{item['id']}",
+                    item["name"],
+                    json.loads(item["arguments"]),
+                )
+            )
+    return blocks
+
+
+def actual_blocks(message: AssistantMessage) -> list[tuple[Any, ...]]:
+    blocks: list[tuple[Any, ...]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            signature = json.loads(block.text_signature or "{}")
+            blocks.append(("text", block.text, signature.get("id"), signature.get("phase")))
+        elif isinstance(block, ThinkingContent):
+            blocks.append(("thinking", block.thinking, json.loads(block.thinking_signature or "")))
+        else:
+            assert isinstance(block, ToolCall)
+            blocks.append(("toolCall", block.id, block.name, block.arguments))
+    return blocks
+
+
+def model_for(events: list[dict[str, Any]]) -> Model:
+    base = get_model("openai", "gpt-5-mini")
+    assert base is not None
+    # Fixed prices, so that the expected cost below is plain arithmetic.
+    base.cost = ModelCost(input=2.0, output=8.0, cache_read=0.5)
+    return base
+
+
+@pytest.mark.parametrize("recording", RECORDINGS, ids=lambda r: r.name)
+async def test_recorded_responses_stream(recording: Recording) -> None:
+    events = raw_events(recording.body)
+    terminal = next(e for e in events if e["type"] in ("response.completed", "response.incomplete"))
+    response = terminal["response"]
+    model = model_for(events)
+
+    seen, message = await replay_recorded_stream(
+        model, Context([UserMessage("hi")]), recording.body
+    )
+
+    check_grammar(seen)
+    assert seen[-1].type == "done", message.error_message
+    assert actual_blocks(message) == expected_blocks(events)
+
+    # The streamed deltas of each block add up to its final value.
+    for index, block in enumerate(message.content):
+        deltas = "".join(
+            e.delta
+            for e in seen
+            if getattr(e, "content_index", None) == index and e.type.endswith("_delta")
+        )
+        if isinstance(block, TextContent):
+            assert deltas == block.text
+        elif isinstance(block, ThinkingContent):
+            assert deltas == block.thinking
+        else:
+            assert json.loads(deltas) == block.arguments
+
+    has_calls = any(
+        e["item"]["type"] == "function_call"
+        for e in events
+        if e["type"] == "response.output_item.done"
+    )
+    status_stop = {"completed": "stop", "incomplete": "length"}[response["status"]]
+    assert message.stop_reason == (
+        "toolUse" if has_calls and status_stop == "stop" else status_stop
+    )
+
+    usage = response["usage"]
+    cached = usage["input_tokens_details"]["cached_tokens"]
+    assert message.usage.input == usage["input_tokens"] - cached
+    assert message.usage.cache_read == cached
+    assert message.usage.output == usage["output_tokens"]
+    assert message.usage.total_tokens == usage["total_tokens"]
+    assert message.usage.reasoning == usage["output_tokens_details"]["reasoning_tokens"]
+    factor = TIER_FACTOR.get(response.get("service_tier") or "", 1.0)
+    expected_total = (
+        ((usage["input_tokens"] - cached) * 2.0 + cached * 0.5 + usage["output_tokens"] * 8.0)
+        / 1e6
+        * factor
+    )
+    assert message.usage.cost.total == pytest.approx(expected_total)
+
+    # The turn replays to the same model: every reasoning item verbatim and right before the
+    # item that followed it, and the next request is one the SDK's types accept.
+    results = [ToolResultMessage(c.id, c.name, [TextContent("ok")]) for c in message.tool_calls]
+    follow_up = Context([UserMessage("hi"), message, *results, UserMessage("and?")])
+    payload = openai_responses.build_payload(model, follow_up, {"reasoning_effort": "low"})
+    validate_with_sdk(payload)
+    items = payload["input"][1 : 1 + len(message.content)]
+    replayed = expected_blocks(events)
+    assert [i["type"] for i in items] == [
+        {"text": "message", "thinking": "reasoning", "toolCall": "function_call"}[b[0]]
+        for b in replayed
+    ]
+    for item, block in zip(items, replayed, strict=True):
+        if block[0] == "thinking":
+            assert item == block[2]
+
+
+def test_recordings_cover_the_interesting_cases() -> None:
+    """The corpus really exercises reasoning, raw reasoning, tools, phases and server tools."""
+    if not RECORDED.is_dir():
+        pytest.skip("recordings not present")
+    types = {e["type"] for r in RECORDINGS for e in raw_events(r.body)}
+    assert {
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_text.delta",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.web_search_call.completed",
+        "response.code_interpreter_call_code.delta",
+        "response.mcp_call.completed",
+    } <= types
+    tiers = {
+        e["response"].get("service_tier")
+        for r in RECORDINGS
+        for e in raw_events(r.body)
+        if e["type"] == "response.completed"
+    }
+    assert "flex" in tiers
