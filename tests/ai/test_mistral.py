@@ -209,7 +209,14 @@ async def test_malformed_json_and_error_chunks() -> None:
 async def test_unknown_content_chunks_are_ignored() -> None:
     _, message = await run(
         [
-            chunk({"content": [{"type": "reference", "reference_ids": [1]}, {"type": "text", "text": "ok"}]}),
+            chunk(
+                {
+                    "content": [
+                        {"type": "reference", "reference_ids": [1]},
+                        {"type": "text", "text": "ok"},
+                    ]
+                }
+            ),
             chunk({"content": [{"type": "image_url", "image_url": "data:..."}]}, "stop"),
         ]
     )
@@ -386,3 +393,10 @@ def test_stream_simple_prompt_mode() -> None:
         mistral.stream = original  # type: ignore[assignment]
     assert [o.get("prompt_mode") for o in captured] == ["reasoning", None, None]
     assert json.dumps(captured[0]["max_tokens"])
+
+
+def test_chat_url() -> None:
+    assert (
+        mistral.chat_url("https://api.mistral.ai") == "https://api.mistral.ai/v1/chat/completions"
+    )
+    assert mistral.chat_url("https://x.example/v1/") == "https://x.example/v1/chat/completions"

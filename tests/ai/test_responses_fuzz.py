@@ -29,9 +29,19 @@ items = st.fixed_dictionaries(
         "call_id": st.one_of(st.text(max_size=4), junk),
         "name": st.one_of(st.text(max_size=4), junk),
         "arguments": st.one_of(st.sampled_from(['{"a":1}', "{", ""]), junk),
-        "summary": st.one_of(st.lists(st.fixed_dictionaries({"text": st.text(max_size=3)}), max_size=2), junk),
+        "summary": st.one_of(
+            st.lists(st.fixed_dictionaries({"text": st.text(max_size=3)}), max_size=2), junk
+        ),
         "content": st.one_of(
-            st.lists(st.fixed_dictionaries({"type": st.sampled_from(["output_text", "refusal", "reasoning_text"]), "text": st.text(max_size=3)}), max_size=2),
+            st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "type": st.sampled_from(["output_text", "refusal", "reasoning_text"]),
+                        "text": st.text(max_size=3),
+                    }
+                ),
+                max_size=2,
+            ),
             junk,
         ),
         "phase": st.one_of(st.sampled_from(["commentary", "final_answer"]), junk),
@@ -43,11 +53,18 @@ responses = st.fixed_dictionaries(
         "usage": st.one_of(
             st.fixed_dictionaries(
                 {"input_tokens": st.integers(0, 9), "output_tokens": st.integers(0, 9)},
-                optional={"input_tokens_details": st.fixed_dictionaries({"cached_tokens": st.integers(0, 9)})},
+                optional={
+                    "input_tokens_details": st.fixed_dictionaries(
+                        {"cached_tokens": st.integers(0, 9)}
+                    )
+                },
             ),
             junk,
         ),
-        "error": st.one_of(st.fixed_dictionaries({"code": st.text(max_size=3), "message": st.text(max_size=3)}), junk),
+        "error": st.one_of(
+            st.fixed_dictionaries({"code": st.text(max_size=3), "message": st.text(max_size=3)}),
+            junk,
+        ),
         "service_tier": st.one_of(st.sampled_from(["flex", "priority"]), junk),
     },
 )
@@ -76,7 +93,12 @@ events = st.fixed_dictionaries(
         "item": st.one_of(items, junk),
         "delta": st.one_of(st.text(max_size=4), junk),
         "arguments": st.one_of(st.sampled_from(['{"a":1}', "{", ""]), junk),
-        "part": st.one_of(st.fixed_dictionaries({"type": st.sampled_from(["output_text", "reasoning_text", "refusal"])}), junk),
+        "part": st.one_of(
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(["output_text", "reasoning_text", "refusal"])}
+            ),
+            junk,
+        ),
         "response": st.one_of(responses, junk),
         "code": junk,
         "message": junk,
@@ -132,7 +154,11 @@ tool_calls = st.lists(
                     {},
                     optional={
                         "name": st.one_of(st.text(max_size=3), junk),
-                        "arguments": st.one_of(st.sampled_from(['{"a":', "1}"]), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2), junk),
+                        "arguments": st.one_of(
+                            st.sampled_from(['{"a":', "1}"]),
+                            st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+                            junk,
+                        ),
                     },
                 ),
                 junk,
@@ -145,8 +171,23 @@ content = st.one_of(
     st.text(max_size=4),
     st.lists(
         st.one_of(
-            st.fixed_dictionaries({"type": st.just("text"), "text": st.one_of(st.text(max_size=3), junk)}),
-            st.fixed_dictionaries({"type": st.just("thinking"), "thinking": st.one_of(st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=3)}), max_size=2), junk)}),
+            st.fixed_dictionaries(
+                {"type": st.just("text"), "text": st.one_of(st.text(max_size=3), junk)}
+            ),
+            st.fixed_dictionaries(
+                {
+                    "type": st.just("thinking"),
+                    "thinking": st.one_of(
+                        st.lists(
+                            st.fixed_dictionaries(
+                                {"type": st.just("text"), "text": st.text(max_size=3)}
+                            ),
+                            max_size=2,
+                        ),
+                        junk,
+                    ),
+                }
+            ),
             junk,
         ),
         max_size=2,
@@ -162,17 +203,30 @@ chunks = st.fixed_dictionaries(
                     {},
                     optional={
                         "delta": st.one_of(
-                            st.fixed_dictionaries({}, optional={"content": content, "tool_calls": st.one_of(tool_calls, junk)}),
+                            st.fixed_dictionaries(
+                                {},
+                                optional={
+                                    "content": content,
+                                    "tool_calls": st.one_of(tool_calls, junk),
+                                },
+                            ),
                             junk,
                         ),
-                        "finish_reason": st.one_of(st.sampled_from(["stop", "length", "tool_calls", "error"]), junk),
+                        "finish_reason": st.one_of(
+                            st.sampled_from(["stop", "length", "tool_calls", "error"]), junk
+                        ),
                     },
                 ),
                 max_size=1,
             ),
             junk,
         ),
-        "usage": st.one_of(st.fixed_dictionaries({"prompt_tokens": st.integers(0, 9), "completion_tokens": st.integers(0, 9)}), junk),
+        "usage": st.one_of(
+            st.fixed_dictionaries(
+                {"prompt_tokens": st.integers(0, 9), "completion_tokens": st.integers(0, 9)}
+            ),
+            junk,
+        ),
     },
 )
 

@@ -62,7 +62,8 @@ def azure_model() -> Model:
 def mistral_model(url: str) -> Model:
     model = get_model("mistral", "magistral-medium-latest")
     assert model is not None
-    model.base_url = url + "/v1"
+    assert model.base_url == "https://api.mistral.ai"  # the catalog's: host only
+    model.base_url = url
     return model
 
 

@@ -45,6 +45,7 @@ from tau.ai.utils.transform_messages import (
 __all__ = [
     "MistralStreamProcessor",
     "build_payload",
+    "chat_url",
     "convert_messages",
     "convert_tools",
     "mistral_http_error",
@@ -374,6 +375,12 @@ def mistral_http_error(exc: ProviderHTTPError) -> ProviderError:
     return ProviderError(f"Mistral API error ({exc.status}): {exc}")
 
 
+def chat_url(base_url: str) -> str:
+    """The chat endpoint: the catalog's base URL is the bare host, as the SDK takes it."""
+    base = base_url.rstrip("/")
+    return base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
+
+
 def stream(
     model: Model, context: Context, options: Mapping[str, Any] | None = None
 ) -> AssistantMessageEventStream:
@@ -397,7 +404,7 @@ def stream(
         # KV-cache affinity: requests of one session land on the same replica.
         if session_id and not any(key.lower() == "x-affinity" for key in headers):
             headers["x-affinity"] = session_id
-        url = model.base_url.rstrip("/") + "/chat/completions"
+        url = chat_url(model.base_url)
         processor = MistralStreamProcessor(builder)
         handle_data = processor.handle_data
         try:

@@ -351,11 +351,6 @@ class ResponsesStreamProcessor:
         self._by_id: dict[str, _Item] = {}
         self._completed = False
 
-    @property
-    def completed(self) -> bool:
-        """Whether a terminal ``response.*`` event was handled."""
-        return self._completed
-
     def handle_data(self, data: str) -> None:
         """Decode one SSE ``data`` field and handle it (``[DONE]`` is ignored)."""
         if data == "[DONE]" or not data:
@@ -406,7 +401,7 @@ class ResponsesStreamProcessor:
         item = self._item(event)
         if item is None or item.kind != "message":
             # A delta before (or without) its output_item.added: open the block now.
-            item = _Item("message", self._builder.open_text(), event.get("item_id") or "")
+            item = _Item("message", self._builder.open_text(), _str(event.get("item_id")))
             self._track(event, item)
         return item
 
