@@ -152,7 +152,9 @@ def test_same_model_replay_keeps_reasoning_text_ids_phase_and_call_ids() -> None
 
 def test_reasoning_items_travel_with_their_following_item() -> None:
     model = gpt()
-    first, second, orphan = reasoning_item("rs_a"), reasoning_item("rs_b"), reasoning_item("rs_c")
+    first, second, lost, third, orphan = (
+        reasoning_item(f"rs_{name}") for name in ("a", "b", "lost", "c", "orphan")
+    )
     message = assistant(
         model,
         thinking_block(first),
@@ -160,6 +162,10 @@ def test_reasoning_items_travel_with_their_following_item() -> None:
         thinking_block(second),
         text_block("", None),  # an empty text block is not an item: rs_b pairs with the next
         text_block("done", "msg_2"),
+        # rs_lost was followed by a server-side tool call (not kept): it has no follower here
+        thinking_block(lost),
+        thinking_block(third),
+        text_block("more", "msg_3"),
         thinking_block(orphan),  # nothing follows it in this turn: it cannot be replayed
     )
     items = convert_messages(model, Context([message]), ALLOWED)
@@ -169,6 +175,8 @@ def test_reasoning_items_travel_with_their_following_item() -> None:
         ("function_call", "fc_1"),
         ("reasoning", "rs_b"),
         ("message", "msg_2"),
+        ("reasoning", "rs_c"),
+        ("message", "msg_3"),
     ]
 
 

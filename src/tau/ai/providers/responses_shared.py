@@ -156,12 +156,14 @@ def _reasoning_item(signature: str) -> JsonDict:
 
 
 def _assistant_items(model: Model, message: AssistantMessage, msg_index: int) -> list[JsonDict]:
-    # A reasoning item must be sent together with the item that followed it, or OpenAI answers
+    # A reasoning item must be sent right before the item that followed it, or OpenAI answers
     # "Item 'rs_…' of type 'reasoning' was provided without its required following item".
-    # So reasoning items wait here until the next item is known; any still waiting at the end
-    # of the message (the turn stopped after reasoning) are not sent.
+    # So a reasoning item waits here until the next item is known. One still waiting when
+    # another reasoning item comes lost its follower (a server-side tool call, which tau
+    # does not keep), and one still waiting at the end of the message (the turn stopped
+    # after reasoning) has none: neither can be sent.
     out: list[JsonDict] = []
-    waiting: list[JsonDict] = []
+    waiting: JsonDict | None = None
     other_model_same_api = (
         message.provider == model.provider
         and message.api == model.api
@@ -170,7 +172,7 @@ def _assistant_items(model: Model, message: AssistantMessage, msg_index: int) ->
     for block in message.content:
         if isinstance(block, ThinkingContent):
             if block.thinking_signature:
-                waiting.append(_reasoning_item(block.thinking_signature))
+                waiting = _reasoning_item(block.thinking_signature)
             continue
         if isinstance(block, TextContent):
             item_id, phase = decode_text_signature(block.text_signature)
@@ -207,9 +209,9 @@ def _assistant_items(model: Model, message: AssistantMessage, msg_index: int) ->
             # reasoning item that produced it, which that model's history does not carry.
             if fc_id and not (other_model_same_api and fc_id.startswith("fc_")):
                 item["id"] = fc_id
-        if waiting:
-            out.extend(waiting)
-            waiting.clear()
+        if waiting is not None:
+            out.append(waiting)
+            waiting = None
         out.append(item)
     return out
 
