@@ -35,12 +35,9 @@ from tau.ai.utils.cost import calculate_cost
 
 if TYPE_CHECKING:
     from tau.ai.http import ProviderHTTPError
+from tau.ai.utils.hash import short_hash
 from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import (
-    MistralToolCallIdNormalizer,
-    short_hash,
-    transform_messages,
-)
+from tau.ai.utils.transform_messages import MistralToolCallIdNormalizer, transform_messages
 
 __all__ = [
     "MistralStreamProcessor",

@@ -34,13 +34,10 @@ from tau.ai.types import (
     UserMessage,
 )
 from tau.ai.utils.cost import calculate_cost
+from tau.ai.utils.hash import short_hash
 from tau.ai.utils.partial_json import parse_streaming_json
 from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import (
-    normalize_responses_tool_call_id,
-    short_hash,
-    transform_messages,
-)
+from tau.ai.utils.transform_messages import normalize_responses_tool_call_id, transform_messages
 
 JsonDict = dict[str, Any]
 
