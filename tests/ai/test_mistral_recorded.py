@@ -4,52 +4,28 @@ against values computed here, independently, from the raw chunks."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import pytest
-import yaml
 
-from tau.ai import Context, UserMessage
+from tau.ai import Context, UserMessage, stream
 from tau.ai.catalog import get_model
 from tau.ai.types import ModelCost, TextContent, ThinkingContent, ToolCall
-from tests.ai.responses_replay import replay_recorded_stream
-from tests.ai.streamcheck import check_grammar
+from tests.ai import replay
+from tests.ai.servers import LocalServer
+from tests.ai.stream_checks import check_grammar
 from tests.conftest import RECORDED
 
 STOP = {"stop": "stop", "length": "length", "model_length": "length", "tool_calls": "toolUse"}
 
 
-@dataclass
-class Recording:
-    path: Path
-    index: int
-    body: str
-
-    @property
-    def name(self) -> str:
-        return f"{self.path.stem}#{self.index}"
-
-
-def _recordings() -> list[Recording]:
-    found: list[Recording] = []
-    if not RECORDED.is_dir():
-        return found
-    for path in sorted(RECORDED.rglob("*.yaml")):
-        data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
-        for index, interaction in enumerate(data.get("interactions") or []):
-            body = (interaction["response"].get("body") or {}).get("string")
-            if (
-                "api.mistral.ai" in interaction["request"]["uri"]
-                and isinstance(body, str)
-                and "data:" in body
-            ):
-                found.append(Recording(path, index, body))
-    return found
-
-
-RECORDINGS = _recordings()
+CASSETTES = sorted((RECORDED / "test_mistral").glob("*.yaml")) if RECORDED.is_dir() else []
+RECORDINGS = [
+    (name, recorded)
+    for name, recorded in replay.streamed(CASSETTES)
+    if recorded.uri.startswith("https://api.mistral.ai/")
+]
 
 
 def test_mistral_recordings_are_found() -> None:
@@ -103,19 +79,21 @@ def expected(
     return [(k, t) for k, t in runs], tool_calls, finish, usage
 
 
-@pytest.mark.parametrize("recording", RECORDINGS, ids=lambda r: r.name)
-async def test_recorded_mistral_stream(recording: Recording) -> None:
+@pytest.mark.parametrize(("name", "recorded"), RECORDINGS, ids=[n for n, _ in RECORDINGS])
+async def test_recorded_mistral_stream(name: str, recorded: replay.Recorded) -> None:
     model = get_model("mistral", "magistral-medium-latest")
     assert model is not None
     model.cost = ModelCost(input=2.0, output=5.0)
-    runs, calls, finish, usage = expected(raw_chunks(recording.body))
+    runs, calls, finish, usage = expected(raw_chunks(recorded.text))
     assert runs and finish  # the recording has content and an end
 
-    seen, message = await replay_recorded_stream(
-        model, Context([UserMessage("hi")]), recording.body
-    )
+    async with LocalServer(replay.replies([recorded])) as server:
+        s = stream(replace(model, base_url=server.url), Context([UserMessage("hi")]), api_key="k")
+        seen = [e async for e in s]
+        message = await s.result()
+    assert server.requests[0].path == "/v1/chat/completions"
 
-    check_grammar(seen)
+    check_grammar(seen, message)
     assert seen[-1].type == "done", message.error_message
     got_runs = [
         ("text", b.text) if isinstance(b, TextContent) else ("thinking", b.thinking)

@@ -6,14 +6,12 @@ reported, and the stream grammar."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import pytest
-import yaml
 
-from tau.ai import Context, UserMessage
+from tau.ai import AssistantMessageEvent, Context, UserMessage, stream
 from tau.ai.catalog import get_model
 from tau.ai.providers import openai_responses
 from tau.ai.types import (
@@ -25,46 +23,22 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
-from tests.ai.responses_replay import replay_recorded_stream
+from tests.ai import replay
 from tests.ai.responses_sdk import validate_with_sdk
-from tests.ai.streamcheck import check_grammar
+from tests.ai.servers import LocalServer
+from tests.ai.stream_checks import check_grammar
 from tests.conftest import RECORDED
 
 TIER_FACTOR = {"flex": 0.5, "priority": 2.0}
 
 
-@dataclass
-class Recording:
-    path: Path
-    index: int
-    body: str
-
-    @property
-    def name(self) -> str:
-        return f"{self.path.parent.name}/{self.path.stem}#{self.index}"
-
-
-def _recordings() -> list[Recording]:
-    found: list[Recording] = []
-    if not RECORDED.is_dir():
-        return found
-    for path in sorted(RECORDED.rglob("*.yaml")):
-        data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
-        for index, interaction in enumerate(data.get("interactions") or []):
-            request, response = interaction["request"], interaction["response"]
-            body = (response.get("body") or {}).get("string")
-            path_part = request["uri"].split("?")[0]
-            if (
-                request["method"] == "POST"
-                and path_part.endswith("/responses")
-                and isinstance(body, str)
-                and "data:" in body
-            ):
-                found.append(Recording(path, index, body))
-    return found
-
-
-RECORDINGS = _recordings()
+CASSETTES = sorted(RECORDED.rglob("*.yaml")) if RECORDED.is_dir() else []
+# Every streamed POST to a Responses endpoint, whichever server answered it.
+RECORDINGS = [
+    (name, recorded)
+    for name, recorded in replay.streamed(CASSETTES)
+    if recorded.method == "POST" and recorded.uri.split("?")[0].endswith("/responses")
+]
 
 
 def test_every_responses_recording_is_found() -> None:
@@ -72,8 +46,13 @@ def test_every_responses_recording_is_found() -> None:
         pytest.skip("recordings not present")
     # 32 POST /responses streams (the README's 33 counts one background-mode resume GET).
     assert len(RECORDINGS) == 32
-    hosts = {r.path.parent.name for r in RECORDINGS}
-    assert {"test_openai_responses", "test_deepseek_responses", "test_bedrock_mantle"} <= hosts
+    hosts = {recorded.uri.split("/")[2] for _, recorded in RECORDINGS}
+    assert hosts == {
+        "api.openai.com",
+        "api.deepseek.com",
+        "openrouter.ai",
+        "bedrock-mantle.us-east-1.api.aws",
+    }
 
 
 def raw_events(body: str) -> list[dict[str, Any]]:
@@ -137,6 +116,20 @@ def actual_blocks(message: AssistantMessage) -> list[tuple[Any, ...]]:
     return blocks
 
 
+async def replay_stream(
+    model: Model, recorded: replay.Recorded, transport: str
+) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
+    """The recorded answer, served over 127.0.0.1 (in odd-sized chunks) or a mock transport."""
+    context = Context([UserMessage("hi")])
+    if transport == "mock":
+        s = stream(model, context, api_key="k", client=replay.mock_client([recorded]))
+        return [e async for e in s], await s.result()
+    async with LocalServer(replay.replies([recorded])) as server:
+        s = stream(replace(model, base_url=server.url + "/v1"), context, api_key="k")
+        seen = [e async for e in s]
+        return seen, await s.result()
+
+
 def model_for(events: list[dict[str, Any]]) -> Model:
     base = get_model("openai", "gpt-5-mini")
     assert base is not None
@@ -145,33 +138,28 @@ def model_for(events: list[dict[str, Any]]) -> Model:
     return base
 
 
-@pytest.mark.parametrize("recording", RECORDINGS, ids=lambda r: r.name)
-async def test_recorded_responses_stream(recording: Recording) -> None:
-    events = raw_events(recording.body)
+@pytest.mark.parametrize("transport", ["server", "mock"])
+@pytest.mark.parametrize(("name", "recorded"), RECORDINGS, ids=[n for n, _ in RECORDINGS])
+async def test_recorded_responses_stream(
+    name: str, recorded: replay.Recorded, transport: str
+) -> None:
+    events = raw_events(recorded.text)
     terminal = next(e for e in events if e["type"] in ("response.completed", "response.incomplete"))
     response = terminal["response"]
     model = model_for(events)
 
-    seen, message = await replay_recorded_stream(
-        model, Context([UserMessage("hi")]), recording.body
-    )
+    seen, message = await replay_stream(model, recorded, transport)
 
-    check_grammar(seen)
+    check_grammar(seen, message)
     assert seen[-1].type == "done", message.error_message
     assert actual_blocks(message) == expected_blocks(events)
 
-    # The streamed deltas of each block add up to its final value.
+    # (check_grammar compares text and thinking deltas with the blocks; calls here.)
     for index, block in enumerate(message.content):
-        deltas = "".join(
-            e.delta
-            for e in seen
-            if getattr(e, "content_index", None) == index and e.type.endswith("_delta")
-        )
-        if isinstance(block, TextContent):
-            assert deltas == block.text
-        elif isinstance(block, ThinkingContent):
-            assert deltas == block.thinking
-        else:
+        if isinstance(block, ToolCall):
+            deltas = "".join(
+                e.delta for e in seen if e.type == "toolcall_delta" and e.content_index == index
+            )
             assert json.loads(deltas) == block.arguments
 
     has_calls = any(
