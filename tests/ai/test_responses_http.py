@@ -103,7 +103,17 @@ async def test_openai_http_error_carries_the_provider_message() -> None:
 async def test_openai_missing_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     _, message = await collect(openai_model("http://127.0.0.1:9"), {})
-    assert message.error_message == "No API key for provider: openai"
+    assert message.error_message == (
+        "No API key for provider 'openai': set OPENAI_API_KEY or pass api_key"
+    )
+
+
+async def test_mistral_missing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MISTRAL_API_KEY", raising=False)
+    _, message = await collect(mistral_model("http://127.0.0.1:9"), {})
+    assert message.error_message == (
+        "No API key for provider 'mistral': set MISTRAL_API_KEY or pass api_key"
+    )
 
 
 async def test_truncated_http_stream_is_an_error() -> None:

@@ -389,7 +389,9 @@ def stream(
 
         api_key = resolve_api_key(model, opts)
         if not api_key:
-            raise ProviderError(f"No API key for provider: {model.provider}")
+            raise ProviderError(
+                f"No API key for provider {model.provider!r}: set MISTRAL_API_KEY or pass api_key"
+            )
         payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
         headers: dict[str, str] = {
             "authorization": f"Bearer {api_key}",

@@ -83,7 +83,10 @@ def stream(
     async def run(builder: MessageBuilder) -> None:
         api_key = resolve_api_key(model, opts)
         if not api_key:
-            raise ProviderError(f"No API key for provider: {model.provider}")
+            variable = "OPENAI_API_KEY" if model.provider == "openai" else "its key variable"
+            raise ProviderError(
+                f"No API key for provider {model.provider!r}: set {variable} or pass api_key"
+            )
         payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
         headers = request_headers(model, opts, {"authorization": f"Bearer {api_key}"})
         url = model.base_url.rstrip("/") + "/responses"
