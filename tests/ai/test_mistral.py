@@ -13,6 +13,7 @@ from tau.ai.catalog import get_model
 from tau.ai.providers import mistral
 from tau.ai.providers.mistral import (
     IMAGE_OMITTED,
+    THINKING_SIGNATURE,
     MistralStreamProcessor,
     build_payload,
     derived_tool_call_id,
@@ -104,6 +105,7 @@ async def test_thinking_then_text_with_usage() -> None:
     ]
     thinking, text = message.content
     assert isinstance(thinking, ThinkingContent) and thinking.thinking == "Hmm, ok"
+    assert thinking.thinking_signature == THINKING_SIGNATURE
     assert isinstance(text, TextContent) and text.text == "Cross safely."
     assert (message.usage.input, message.usage.output, message.usage.total_tokens) == (10, 5, 15)
     assert message.usage.cost.total > 0
@@ -264,7 +266,8 @@ def test_messages_same_model_history() -> None:
     model = pixtral()
     history = AssistantMessage(
         [
-            ThinkingContent("Thinking."),
+            ThinkingContent("Thinking.", THINKING_SIGNATURE),
+            ThinkingContent("unsigned: not replayed"),
             TextContent("Answer."),
             TextContent("   "),
             ToolCall("abcDEF123", "shot", {"a": 1}),

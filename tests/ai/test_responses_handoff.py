@@ -11,6 +11,7 @@ import pytest
 
 from tau.ai import Context, Model, UserMessage, stream
 from tau.ai.catalog import get_model
+from tau.ai.providers.mistral import THINKING_SIGNATURE
 from tau.ai.providers.responses_shared import encode_text_signature
 from tau.ai.types import (
     AssistantMessage,
@@ -59,7 +60,11 @@ def conversation() -> Context:
         stop_reason="toolUse",
     )
     mistral_turn = AssistantMessage(
-        [ThinkingContent("Look closer."), TextContent("Again."), ToolCall("abcDEF123", "shot", {})],
+        [
+            ThinkingContent("Look closer.", THINKING_SIGNATURE),
+            TextContent("Again."),
+            ToolCall("abcDEF123", "shot", {}),
+        ],
         api=MAGISTRAL.api,
         provider=MAGISTRAL.provider,
         model=MAGISTRAL.id,
@@ -121,10 +126,11 @@ async def test_to_openai_responses() -> None:
         "call_id": "call_A",
         "output": [{"type": "input_text", "text": "a cat"}, image],
     }
-    # Mistral's turn: its thinking became plain text, its call has no item id.
+    # Mistral's turn: its thinking is foreign here and left out; its call has no item id.
     mistral_items = items[6:-2]
     texts = [i["content"][0]["text"] for i in mistral_items if i.get("type") == "message"]
-    assert texts == ["Look closer.", "Again."]
+    assert texts == ["Again."]
+    assert "Look closer." not in json.dumps(body)
     call = next(i for i in mistral_items if i.get("type") == "function_call")
     assert call["call_id"] == "abcDEF123" and "id" not in call
     assert items[-2] == {"type": "function_call_output", "call_id": "abcDEF123", "output": "a dog"}
@@ -143,7 +149,7 @@ async def test_to_azure_openai_responses(monkeypatch: pytest.MonkeyPatch) -> Non
     validate_with_sdk(body)
     assert body["store"] is False
     dumped = json.dumps(body)
-    # OpenAI's reasoning is foreign to this model: sent as text, never as an encrypted item.
+    # OpenAI's reasoning is foreign to this model: never sent as an encrypted item.
     assert "gAAAA-enc" not in dumped and '"type": "reasoning"' not in dumped
     calls = [i for i in body["input"] if i.get("type") == "function_call"]
     assert [c["call_id"] for c in calls] == ["call_A", "abcDEF123"]
@@ -175,3 +181,4 @@ async def test_to_mistral() -> None:
     assert messages[4]["tool_calls"][0]["id"] == "abcDEF123"
     assert messages[5]["tool_call_id"] == "abcDEF123"
     assert "gAAAA-enc" not in json.dumps(body)
+    assert "Need a screenshot." not in json.dumps(body)  # OpenAI's thinking is foreign here

@@ -28,7 +28,6 @@ from tau.ai.providers.responses_shared import base_payload
 from tau.ai.types import Context, Model
 
 __all__ = [
-    "ALLOWED_TOOL_CALL_PROVIDERS",
     "DEFAULT_API_VERSION",
     "build_payload",
     "parse_deployment_map",
@@ -40,11 +39,6 @@ __all__ = [
 ]
 
 DEFAULT_API_VERSION = "v1"
-ALLOWED_TOOL_CALL_PROVIDERS = frozenset(
-    {"openai", "openai-codex", "opencode", "azure-openai-responses"}
-)
-"""Providers whose ``call_id|item_id`` tool-call ids are re-shaped on handoff to Azure."""
-
 
 _AZURE_KEYS = (
     "azure_api_version",
@@ -110,7 +104,6 @@ def build_payload(model: Model, context: Context, options: Mapping[str, Any]) ->
         model,
         context,
         options,
-        ALLOWED_TOOL_CALL_PROVIDERS,
         model_name=resolve_deployment(model, options),
     )
 

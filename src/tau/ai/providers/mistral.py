@@ -37,9 +37,10 @@ if TYPE_CHECKING:
     from tau.ai.http import ProviderHTTPError
 from tau.ai.utils.hash import short_hash
 from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import MistralToolCallIdNormalizer, transform_messages
+from tau.ai.utils.transform_messages import MistralIdNormalizer, transform_messages
 
 __all__ = [
+    "THINKING_SIGNATURE",
     "MistralStreamProcessor",
     "build_payload",
     "chat_url",
@@ -52,6 +53,9 @@ __all__ = [
 
 JsonDict = dict[str, Any]
 
+THINKING_SIGNATURE = "thinking"
+"""Marks thinking that Mistral streamed natively (a ``thinking`` chunk), so that the handoff
+transform replays it to the same model; Mistral itself has no signatures."""
 IMAGE_OMITTED = "(image omitted: model does not support images)"
 TOOL_IMAGE_OMITTED = "\n[tool image omitted: model does not support images]"
 _ERROR_BODY_LIMIT = 4000
@@ -141,7 +145,7 @@ def _tool_message(model: Model, message: ToolResultMessage) -> JsonDict:
 
 def convert_messages(model: Model, context: Context) -> list[JsonDict]:
     """Mistral ``messages`` for ``context``: system prompt first, ids from others re-mapped."""
-    normalizer = MistralToolCallIdNormalizer()
+    normalizer = MistralIdNormalizer()
     out: list[JsonDict] = []
     if context.system_prompt:
         out.append({"role": "system", "content": sanitize_surrogates(context.system_prompt)})
@@ -285,7 +289,9 @@ class MistralStreamProcessor:
         current = self._current
         if current is None or current[0] != kind:
             self._close_current()
-            index = builder.open_text() if kind == "text" else builder.open_thinking()
+            index = (
+                builder.open_text() if kind == "text" else builder.open_thinking(THINKING_SIGNATURE)
+            )
             current = self._current = (kind, index)
         if kind == "text":
             builder.text_delta(current[1], text)

@@ -21,7 +21,6 @@ from tau.ai.providers.simple_options import base_options, clamp_reasoning, suppo
 from tau.ai.types import Context, Model
 
 __all__ = [
-    "ALLOWED_TOOL_CALL_PROVIDERS",
     "build_payload",
     "request_headers",
     "simple_reasoning_options",
@@ -30,13 +29,10 @@ __all__ = [
     "stream_simple",
 ]
 
-ALLOWED_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
-"""Providers whose ``call_id|item_id`` tool-call ids are re-shaped on handoff to this API."""
-
 
 def build_payload(model: Model, context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
     """The request body for ``model`` (before the ``on_payload`` hook)."""
-    payload = base_payload(model, context, options, ALLOWED_TOOL_CALL_PROVIDERS)
+    payload = base_payload(model, context, options)
     # The 24-hour cache is OpenAI's own feature; look-alike servers reject the field.
     if options.get("cache_retention") == "long" and "api.openai.com" in model.base_url:
         payload["prompt_cache_retention"] = "24h"

@@ -13,7 +13,7 @@ Replay state lives in the content blocks: a reasoning item is stored whole, as J
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jiter
@@ -37,7 +37,7 @@ from tau.ai.utils.cost import calculate_cost
 from tau.ai.utils.hash import short_hash
 from tau.ai.utils.partial_json import parse_streaming_json
 from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import normalize_responses_tool_call_id, transform_messages
+from tau.ai.utils.transform_messages import normalize_id_responses, transform_messages
 
 JsonDict = dict[str, Any]
 
@@ -81,26 +81,19 @@ def decode_text_signature(signature: str | None) -> tuple[str | None, str | None
 
 
 def convert_messages(
-    model: Model,
-    context: Context,
-    allowed_tool_call_providers: Collection[str],
-    *,
-    include_system_prompt: bool = True,
+    model: Model, context: Context, *, include_system_prompt: bool = True
 ) -> list[JsonDict]:
     """The Responses ``input`` items for ``context`` sent to ``model``.
 
-    ``allowed_tool_call_providers`` are the providers whose ``call_id|item_id`` tool-call ids
-    are rewritten into the shape this API accepts when they come from another model.
+    The history first goes through the handoff transform: another model's thinking is left
+    out, and ``call_id|item_id`` ids from other OpenAI models are re-shaped for this endpoint.
     """
-
-    def normalize(tool_call_id: str, target: Model, source: AssistantMessage) -> str:
-        return normalize_responses_tool_call_id(tool_call_id, target, allowed_tool_call_providers)
-
     items: list[JsonDict] = []
     if include_system_prompt and context.system_prompt:
         role = "developer" if model.reasoning else "system"
         items.append({"role": role, "content": sanitize_surrogates(context.system_prompt)})
-    for msg_index, message in enumerate(transform_messages(context.messages, model, normalize)):
+    messages = transform_messages(context.messages, model, normalize_id_responses)
+    for msg_index, message in enumerate(messages):
         if isinstance(message, UserMessage):
             item = _user_item(model, message)
             if item is not None:
@@ -255,7 +248,6 @@ def base_payload(
     model: Model,
     context: Context,
     options: Mapping[str, Any],
-    allowed_tool_call_providers: Collection[str],
     *,
     model_name: str | None = None,
 ) -> JsonDict:
@@ -266,7 +258,7 @@ def base_payload(
     """
     payload: JsonDict = {
         "model": model_name or model.id,
-        "input": convert_messages(model, context, allowed_tool_call_providers),
+        "input": convert_messages(model, context),
         "stream": True,
         "store": False,
     }
