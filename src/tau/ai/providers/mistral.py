@@ -278,7 +278,7 @@ class MistralStreamProcessor:
             for call in tool_calls:
                 self._tool_call(call)
         finish = choice.get("finish_reason")
-        if finish:
+        if finish and isinstance(finish, str):
             self._finish = finish
 
     def _append(self, kind: str, text: Any) -> None:
