@@ -201,7 +201,6 @@ def test_claude_body_blocks_merging_and_cache_points() -> None:
     ]
     assert assistant["content"] == [
         {"reasoningContent": {"reasoningText": {"text": "signed", "signature": "sig=="}}},
-        {"text": "unsigned"},
         {"reasoningContent": {"redactedContent": "cmVkYWN0ZWQ="}},
         {"text": "answer"},
         {"toolUse": {"toolUseId": "call-1", "name": "get", "input": {"q": 1}}},
@@ -229,6 +228,29 @@ def test_claude_body_blocks_merging_and_cache_points() -> None:
     assert body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"] == {
         "json": {"type": "object", "properties": {"q": {"type": "integer"}}}
     }
+
+
+def test_handoff_from_another_provider() -> None:
+    m = model()
+    foreign = AssistantMessage(
+        [
+            ThinkingContent("other thinks", "sig"),
+            TextContent("calling"),
+            ToolCall("call|a+/=", "get", {}),
+        ],
+        api="openai-responses",
+        provider="openai",
+        model="gpt-5",
+        stop_reason="toolUse",
+    )
+    history = [UserMessage("q"), foreign, ToolResultMessage("call|a+/=", "get", [TextContent("r")])]
+    body = bedrock.build_request(m, Context(history), {"cache_retention": "none"})
+    validate(body)
+    assert body["messages"][1]["content"] == [
+        {"text": "calling"},
+        {"toolUse": {"toolUseId": "call_a___", "name": "get", "input": {}}},
+    ]
+    assert body["messages"][2]["content"][0]["toolResult"]["toolUseId"] == "call_a___"
 
 
 def test_non_claude_models_get_no_signature_and_no_cache_points() -> None:

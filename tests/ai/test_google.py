@@ -123,8 +123,63 @@ def test_signatures_only_replay_to_the_same_provider_and_model() -> None:
         ToolCall("c", "f", {}, SIG),
         model_id="gemini-2.0-flash",
     )
-    parts = shared.convert_messages([other], model)[0]["parts"]
-    assert parts == [{"text": "t"}, {"text": "x"}, {"functionCall": {"name": "f", "args": {}}}]
+    body = shared.build_request(model, Context([UserMessage("q"), other, result("c")]), {})
+    # Another model's thinking is left out; its signatures are not replayed.
+    assert body["contents"][1]["parts"] == [
+        {"text": "x"},
+        {"functionCall": {"name": "f", "args": {}}},
+    ]
+
+
+def test_handoff_from_claude_to_gemini3_and_gemini_with_explicit_ids() -> None:
+    claude = AssistantMessage(
+        [
+            ThinkingContent("claude thinks", "anthropic-signature"),
+            TextContent("calling"),
+            ToolCall("toolu_01+/=", "get", {"q": 1}),
+        ],
+        api="anthropic-messages",
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        stop_reason="toolUse",
+    )
+    aborted = AssistantMessage(
+        [TextContent("half")], api="x", provider="y", model="z", stop_reason="aborted"
+    )
+    history = [UserMessage("q"), claude, result("toolu_01+/="), aborted, UserMessage("again")]
+    g3 = shared.build_request(gemini("gemini-3-pro-preview"), Context(history), {})
+    validate_body(g3)
+    assert g3["contents"] == [
+        {"role": "user", "parts": [{"text": "q"}]},
+        {
+            "role": "model",
+            "parts": [
+                {"text": "calling"},
+                {
+                    "functionCall": {"name": "get", "args": {"q": 1}},
+                    "thoughtSignature": shared.SKIP_THOUGHT_SIGNATURE,
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [{"functionResponse": {"name": "get", "response": {"output": "ok"}}}],
+        },
+        {"role": "user", "parts": [{"text": "again"}]},
+    ]
+    # A non-Gemini model behind Google's API gets explicit, sanitised ids on both sides.
+    ids = shared.build_request(gemini("claude-sonnet-4"), Context(history), {})["contents"]
+    assert ids[1]["parts"][1]["functionCall"]["id"] == "toolu_01___"
+    assert ids[2]["parts"][0]["functionResponse"]["id"] == "toolu_01___"
+
+
+def test_lone_surrogates_are_removed_from_outgoing_text() -> None:
+    body = shared.build_request(
+        gemini(), Context([UserMessage("a\ud800b"), result("c", "x\udfffy")], "sys\ud83d"), {}
+    )
+    assert body["contents"][0]["parts"] == [{"text": "ab"}]
+    assert body["systemInstruction"] == {"parts": [{"text": "sys"}]}
+    json.dumps(body).encode("utf-8")  # encodable: no lone surrogate left
 
 
 def test_gemini3_unsigned_calls_get_the_skip_sentinel() -> None:
@@ -132,7 +187,7 @@ def test_gemini3_unsigned_calls_get_the_skip_sentinel() -> None:
     msg = AssistantMessage(
         [ToolCall("c", "f", {})], api="anthropic-messages", provider="anthropic", model="claude"
     )
-    part = shared.convert_messages([msg], model)[0]["parts"][0]
+    part = shared.build_request(model, Context([msg]), {})["contents"][0]["parts"][0]
     assert part["thoughtSignature"] == shared.SKIP_THOUGHT_SIGNATURE
 
 

@@ -10,6 +10,8 @@ Choices that differ from pi-ai, in one place:
 
 * Redacted reasoning (``redactedContent``) is kept as a redacted thinking block and replayed
   to the same model; pi-ai drops it.
+* Unsigned Claude thinking (a stream cut before its signature) and other models' thinking
+  are left out of requests rather than sent as text.
 * Server-side tool use (Nova's code interpreter…) is not a tau tool call: the client cannot
   run it, so it is skipped, and only the model's own text and calls remain.
 * Temperature is left out when Claude's extended thinking is on (Anthropic rejects the pair).
@@ -26,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import quote
@@ -62,9 +63,10 @@ from tau.ai.types import (
     UserMessage,
 )
 from tau.ai.utils.cost import calculate_cost
+from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
 
 _EVENT_STREAM = ("application/vnd.amazon.eventstream",)
-_SANITIZE_ID = re.compile(r"[^A-Za-z0-9_-]")
 _IMAGE_FORMATS = {
     "image/jpeg": "jpeg",
     "image/jpg": "jpeg",
@@ -105,11 +107,6 @@ def supports_cache_points(model: Model) -> bool:
     )
 
 
-def normalize_tool_call_id(id: str) -> str:
-    """Bedrock tool-use ids: ``[A-Za-z0-9_-]``, at most 64 characters."""
-    return _SANITIZE_ID.sub("_", id)[:64]
-
-
 # --------------------------------------------------------------------------- messages
 
 
@@ -121,47 +118,36 @@ def _image_block(image: ImageContent) -> dict[str, Any]:
     return {"image": {"format": fmt, "source": {"bytes": image.data}}}
 
 
-def _user_blocks(message: UserMessage, sanitize: Any) -> list[dict[str, Any]]:
+def _user_blocks(message: UserMessage) -> list[dict[str, Any]]:
     if isinstance(message.content, str):
-        return [{"text": sanitize(message.content)}] if message.content else []
+        return [{"text": sanitize_surrogates(message.content)}] if message.content else []
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
             if block.text:
-                blocks.append({"text": sanitize(block.text)})
+                blocks.append({"text": sanitize_surrogates(block.text)})
         else:
             blocks.append(_image_block(block))
     return blocks
 
 
-def _assistant_blocks(
-    message: AssistantMessage, model: Model, sanitize: Any
-) -> list[dict[str, Any]]:
+def _assistant_blocks(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
+    # After the handoff transform, thinking left here is this model's own and signed.
     claude = is_claude(model)
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
             if block.text.strip():
-                blocks.append({"text": sanitize(block.text)})
+                blocks.append({"text": sanitize_surrogates(block.text)})
         elif isinstance(block, ThinkingContent):
             if block.redacted:
-                if block.thinking_signature:
-                    blocks.append(
-                        {"reasoningContent": {"redactedContent": block.thinking_signature}}
-                    )
+                blocks.append({"reasoningContent": {"redactedContent": block.thinking_signature}})
                 continue
-            if not block.thinking.strip():
-                continue
-            text = sanitize(block.thinking)
-            if not claude:
-                # Non-Anthropic models reject the signature field.
-                blocks.append({"reasoningContent": {"reasoningText": {"text": text}}})
-            elif block.thinking_signature:
-                reasoning = {"text": text, "signature": block.thinking_signature}
-                blocks.append({"reasoningContent": {"reasoningText": reasoning}})
-            else:
-                # Unsigned thinking (an aborted stream) would be rejected: send it as text.
-                blocks.append({"text": text})
+            reasoning: dict[str, Any] = {"text": sanitize_surrogates(block.thinking)}
+            if claude:
+                # Other models reject the signature field.
+                reasoning["signature"] = block.thinking_signature
+            blocks.append({"reasoningContent": {"reasoningText": reasoning}})
         else:
             blocks.append(
                 {"toolUse": {"toolUseId": block.id, "name": block.name, "input": block.arguments}}
@@ -169,11 +155,11 @@ def _assistant_blocks(
     return blocks
 
 
-def _tool_result_block(message: ToolResultMessage, sanitize: Any) -> dict[str, Any]:
+def _tool_result_block(message: ToolResultMessage) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
-            content.append({"text": sanitize(block.text)})
+            content.append({"text": sanitize_surrogates(block.text)})
         else:
             content.append(_image_block(block))
     if not content:
@@ -187,9 +173,7 @@ def _tool_result_block(message: ToolResultMessage, sanitize: Any) -> dict[str, A
     }
 
 
-def convert_messages(
-    messages: Sequence[Message], model: Model, sanitize: Any = str
-) -> list[dict[str, Any]]:
+def convert_messages(messages: Sequence[Message], model: Model) -> list[dict[str, Any]]:
     """Converse ``messages`` for messages already passed through the handoff transform.
 
     Consecutive tool results become one user message, as Bedrock requires.
@@ -198,7 +182,7 @@ def convert_messages(
     previous_was_result = False
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            block = _tool_result_block(message, sanitize)
+            block = _tool_result_block(message)
             if previous_was_result:
                 out[-1]["content"].append(block)
             else:
@@ -207,10 +191,10 @@ def convert_messages(
             continue
         previous_was_result = False
         if isinstance(message, UserMessage):
-            blocks = _user_blocks(message, sanitize)
+            blocks = _user_blocks(message)
             role = "user"
         else:
-            blocks = _assistant_blocks(message, model, sanitize)
+            blocks = _assistant_blocks(message, model)
             role = "assistant"
         if blocks:
             out.append({"role": role, "content": blocks})
@@ -277,14 +261,13 @@ def build_body(
     tools: Sequence[Tool] | None,
     messages: list[dict[str, Any]],
     options: Mapping[str, Any],
-    sanitize: Any = str,
 ) -> dict[str, Any]:
     """The JSON body of ConverseStream (``modelId`` goes in the URL)."""
     retention: CacheRetention = options.get("cache_retention") or "short"
     caching = retention != "none" and supports_cache_points(model)
     body: dict[str, Any] = {"messages": messages}
     if system_prompt:
-        system: list[dict[str, Any]] = [{"text": sanitize(system_prompt)}]
+        system: list[dict[str, Any]] = [{"text": sanitize_surrogates(system_prompt)}]
         if caching:
             system.append(_cache_point(retention))
         body["system"] = system
@@ -549,20 +532,13 @@ class BedrockStreamMapper:
 # --------------------------------------------------------------------------- entry points
 
 
-def transform_messages(messages: Sequence[Message], model: Model, normalize: Any) -> list[Message]:
-    return list(messages)  # WIRE
-
-
-sanitize_surrogates = str  # WIRE
-
-
 def build_request(model: Model, context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
     """The request body for ``context`` (before the ``on_payload`` hook)."""
-    messages = transform_messages(context.messages, model, normalize_tool_call_id)
-    converted = convert_messages(messages, model, sanitize_surrogates)
-    return build_body(
-        model, context.system_prompt, context.tools, converted, options, sanitize_surrogates
-    )
+    # Unsigned thinking (a cut stream) and other models' thinking are left out; tool-use
+    # ids from other providers are made valid for Bedrock.
+    messages = transform_messages(context.messages, model, normalize_id_anthropic)
+    converted = convert_messages(messages, model)
+    return build_body(model, context.system_prompt, context.tools, converted, options)
 
 
 def stream(

@@ -11,6 +11,10 @@ Deliberate differences from pi-ai, in one place:
   Prompt tokens spent on server-side tools (``toolUsePromptTokenCount``) are input too, so
   ``input + output + cache_read`` equals ``totalTokenCount``.
 * ``usage.reasoning`` is ``thoughtsTokenCount`` (already included in ``output``).
+* Thinking written by another model, and unsigned thinking (Gemini's own thought summaries
+  usually are), is left out of requests instead of becoming text parts: as text it would read
+  as something the model said. Signatures are replayed only to the same provider, api and
+  model.
 * Empty text parts that carry nothing new are skipped instead of opening empty blocks.
 * A finish reason other than STOP/MAX_TOKENS ends the stream with an ``error`` event that
   names the reason (and Google's ``finishMessage``); an unknown reason does the same instead
@@ -23,8 +27,8 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeAlias, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload
 from tau.ai.providers.simple_options import base_options
@@ -46,8 +50,8 @@ from tau.ai.types import (
     UserMessage,
 )
 from tau.ai.utils.cost import calculate_cost
-
-Sanitize: TypeAlias = Callable[[str], str]
+from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
 
 SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
 """What Gemini 3 accepts in place of a signature on a function call it did not sign."""
@@ -55,7 +59,6 @@ SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _GEMINI3_PRO = re.compile(r"gemini-3(\.\d+)?-pro")
 _GEMINI3_FLASH = re.compile(r"gemini-3(\.\d+)?-flash")
-_SANITIZE_ID = re.compile(r"[^A-Za-z0-9_-]")
 
 # Gemini 2.5 budgets for minimal/low/medium/high (pi-ai §4.3); others get -1 (dynamic).
 _BUDGETS_25_PRO: ThinkingBudgets = {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}
@@ -84,54 +87,32 @@ def is_valid_signature(signature: str | None) -> bool:
     )
 
 
-def normalize_tool_call_id(model: Model) -> Any:
-    """The id normaliser for handoff into ``model`` (None when ids pass unchanged)."""
-    if not requires_tool_call_id(model.id):
-        return None
-
-    def normalize(id: str) -> str:
-        return _SANITIZE_ID.sub("_", id)[:64]
-
-    return normalize
-
-
 # --------------------------------------------------------------------------- messages
-
-
-def _same_model(message: AssistantMessage, model: Model) -> bool:
-    # Signatures are bound to provider and model; the api does not matter (pi-ai §7.7).
-    return message.provider == model.provider and message.model == model.id
 
 
 def _image_part(image: ImageContent) -> dict[str, Any]:
     return {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
 
 
-def _user_parts(message: UserMessage, model: Model, sanitize: Sanitize) -> list[dict[str, Any]]:
+def _user_parts(message: UserMessage, model: Model) -> list[dict[str, Any]]:
     if isinstance(message.content, str):
-        return [{"text": sanitize(message.content)}] if message.content else []
+        return [{"text": sanitize_surrogates(message.content)}] if message.content else []
     parts: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
             if block.text:
-                parts.append({"text": sanitize(block.text)})
+                parts.append({"text": sanitize_surrogates(block.text)})
         elif model.supports_images:
             parts.append(_image_part(block))
     return parts
 
 
-def _assistant_parts(
-    message: AssistantMessage, model: Model, sanitize: Any
-) -> list[dict[str, Any]]:
-    same = _same_model(message, model)
+def _assistant_parts(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
+    # After the handoff transform, signatures and thinking blocks left here are this model's.
     # Gemini signs only the first of parallel calls and expects the rest back unsigned; a
     # turn with no signed call at all (another model's, or an old one) needs the sentinel.
-    sentinel = is_gemini3(model.id) and not (
-        same
-        and any(
-            isinstance(b, ToolCall) and is_valid_signature(b.thought_signature)
-            for b in message.content
-        )
+    sentinel = is_gemini3(model.id) and not any(
+        isinstance(b, ToolCall) and is_valid_signature(b.thought_signature) for b in message.content
     )
     explicit_ids = requires_tool_call_id(model.id)
     parts: list[dict[str, Any]] = []
@@ -139,35 +120,31 @@ def _assistant_parts(
         if isinstance(block, TextContent):
             if not block.text.strip():
                 continue
-            part: dict[str, Any] = {"text": sanitize(block.text)}
-            if same and is_valid_signature(block.text_signature):
+            part: dict[str, Any] = {"text": sanitize_surrogates(block.text)}
+            if is_valid_signature(block.text_signature):
                 part["thoughtSignature"] = block.text_signature
-            parts.append(part)
         elif isinstance(block, ThinkingContent):
-            if not block.thinking.strip():
+            valid = is_valid_signature(block.thinking_signature)
+            if not valid and not block.thinking.strip():
                 continue
-            if same:
-                part = {"thought": True, "text": sanitize(block.thinking)}
-                if is_valid_signature(block.thinking_signature):
-                    part["thoughtSignature"] = block.thinking_signature
-            else:
-                part = {"text": sanitize(block.thinking)}
-            parts.append(part)
+            part = {"thought": True, "text": sanitize_surrogates(block.thinking)}
+            if valid:
+                part["thoughtSignature"] = block.thinking_signature
         else:
             call: dict[str, Any] = {"name": block.name, "args": block.arguments or {}}
             if explicit_ids:
                 call["id"] = block.id
             part = {"functionCall": call}
-            if same and is_valid_signature(block.thought_signature):
+            if is_valid_signature(block.thought_signature):
                 part["thoughtSignature"] = block.thought_signature
             elif sentinel:
                 part["thoughtSignature"] = SKIP_THOUGHT_SIGNATURE
-            parts.append(part)
+        parts.append(part)
     return parts
 
 
 def _tool_result(
-    message: ToolResultMessage, model: Model, sanitize: Any
+    message: ToolResultMessage, model: Model
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The functionResponse part, and the image parts that go elsewhere (pre-Gemini 3)."""
     text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
@@ -176,7 +153,7 @@ def _tool_result(
     )
     if not text:
         text = "(see attached image)" if images else ""
-    text = sanitize(text)
+    text = sanitize_surrogates(text)
     response: dict[str, Any] = {
         "name": message.tool_name,
         "response": {"error": text} if message.is_error else {"output": text},
@@ -192,27 +169,25 @@ def _tool_result(
     return {"functionResponse": response}, loose
 
 
-def convert_messages(
-    messages: Sequence[Message], model: Model, sanitize: Sanitize = str
-) -> list[dict[str, Any]]:
+def convert_messages(messages: Sequence[Message], model: Model) -> list[dict[str, Any]]:
     """Gemini ``contents`` for messages already passed through the handoff transform.
 
-    ``sanitize`` cleans every outgoing text (unpaired surrogates break Google's JSON).
+    Every outgoing text is cleaned of lone surrogates (they break Google's JSON).
     Consecutive tool results share one user turn, as Gemini requires; a pre-Gemini-3 image
     result adds a following user turn, which starts a new turn for later results.
     """
     contents: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
-            parts = _user_parts(message, model, sanitize)
+            parts = _user_parts(message, model)
             if parts:
                 contents.append({"role": "user", "parts": parts})
         elif isinstance(message, AssistantMessage):
-            parts = _assistant_parts(message, model, sanitize)
+            parts = _assistant_parts(message, model)
             if parts:
                 contents.append({"role": "model", "parts": parts})
         else:
-            part, images = _tool_result(message, model, sanitize)
+            part, images = _tool_result(message, model)
             last = contents[-1] if contents else None
             if (
                 last is not None
@@ -422,12 +397,13 @@ def build_body(
     context: Context,
     options: Mapping[str, Any],
     contents: list[dict[str, Any]],
-    sanitize: Sanitize = str,
 ) -> dict[str, Any]:
     """The JSON body of ``streamGenerateContent`` (REST field names)."""
     body: dict[str, Any] = {"contents": contents}
     if context.system_prompt:
-        body["systemInstruction"] = {"parts": [{"text": sanitize(context.system_prompt)}]}
+        body["systemInstruction"] = {
+            "parts": [{"text": sanitize_surrogates(context.system_prompt)}]
+        }
     tools = convert_tools(context.tools, legacy=requires_tool_call_id(model.id))
     if tools:
         body["tools"] = tools
@@ -447,20 +423,17 @@ def build_body(
     return body
 
 
-def prepare_messages(model: Model, context: Context) -> list[Message]:
-    """The history after the cross-provider handoff transform."""
-    return list(context.messages)  # WIRE: transform_messages
-
-
-_sanitize: Sanitize = str  # WIRE: sanitize_surrogates
-
-
 def build_request(model: Model, context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The request body for ``context``: handoff transform, conversion, configuration."""
-    messages = prepare_messages(model, context)
-    return build_body(
-        model, context, options, convert_messages(messages, model, _sanitize), _sanitize
-    )
+    """The request body for ``context``: handoff transform, conversion, configuration.
+
+    Thinking another model wrote, and unsigned thinking, is left out (the transform's
+    default): Gemini's own thought summaries need not go back, and as text they would read
+    as things the model said.
+    """
+    # Only non-Gemini models behind Google's API take (and need) explicit call ids.
+    normalize = normalize_id_anthropic if requires_tool_call_id(model.id) else None
+    messages = transform_messages(context.messages, model, normalize)
+    return build_body(model, context, options, convert_messages(messages, model))
 
 
 def simple_options(model: Model, options: Mapping[str, Any]) -> dict[str, Any]:
