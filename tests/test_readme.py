@@ -52,6 +52,7 @@ def test_quick_start_runs() -> None:
 
 # What the marked blocks print, in order (a new block needs an entry here).
 EXPECTED = [
+    ['- path: "path" is a required property', "['user', 'assistant', 'toolResult', 'user']"],
     ["It is sunny in Paris.", "aborted 'a long answer", "echo me"],
     ["HELLO"],
 ]

@@ -373,3 +373,18 @@ def test_corrupted_json_never_raises(doc: str, data: st.DataObject) -> None:
         parser.feed(ch)
         assert isinstance(parser.value(), dict)
     assert isinstance(parser.final(), dict)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=json_values, cuts=st.lists(st.integers(min_value=0), max_size=20))
+def test_any_json_value_every_prefix_is_a_dict(value: Any, cuts: list[int]) -> None:
+    """Top-level arrays, strings, numbers and literals give ``{}``; objects give themselves."""
+    doc = json.dumps(value)
+    expected = value if isinstance(value, dict) else {}
+    for i in range(len(doc) + 1):
+        assert isinstance(parse_streaming_json(doc[:i]), dict)
+    parser = IncrementalJsonParser()
+    for piece in split_points(doc, cuts):
+        parser.feed(piece)
+        assert isinstance(parser.value(), dict)
+    assert parser.final() == expected == parse_streaming_json(doc)

@@ -70,10 +70,11 @@ def _strict(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else {}
 
 
-def _decode(raw: str) -> tuple[str, bool]:
-    """Decode a string body (no quotes); on a bad escape, the decodable prefix and False."""
+def _decode(raw: str, quoted: bool = False) -> tuple[str, bool]:
+    """Decode a string body (``quoted``: with its closing quote); on a bad escape, the
+    decodable prefix and False."""
     try:
-        return _scanstring(raw + '"', 0, False)[0], True
+        return _scanstring(raw if quoted else raw + '"', 0, False)[0], True
     except ValueError as exc:
         pos = getattr(exc, "pos", len(raw))
         bad = raw.rfind("\\", 0, min(pos, len(raw)) + 1)
@@ -431,8 +432,8 @@ class IncrementalJsonParser:
             if bool(run % 2) != (run == q - pos and self._escaped):
                 i = q + 1  # an escaped quote
                 continue
-            self._raw.append(buf[pos:q])
-            text, ok = _decode("".join(self._raw))
+            self._raw.append(buf[pos : q + 1])
+            text, ok = _decode("".join(self._raw), quoted=True)
             if self._prefix:
                 text = self._prefix + text
             self._raw = []
