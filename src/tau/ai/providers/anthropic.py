@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
-from tau.ai.env_keys import get_env_api_key
+from tau.ai.env_keys import resolve_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.simple_options import adjust_max_tokens_for_thinking, base_options
 from tau.ai.types import (
@@ -120,7 +120,7 @@ def stream(
     async def run(builder: MessageBuilder) -> None:
         from tau.ai.http import open_stream
 
-        api_key = options.get("api_key") or get_env_api_key(model.provider) or ""
+        api_key = resolve_api_key(model, options) or ""
         if not api_key:
             raise ProviderError(
                 f"No API key for provider {model.provider!r}: pass api_key= or set "
