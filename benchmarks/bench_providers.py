@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -153,9 +153,199 @@ def anthropic_tool_case() -> Case:
     return Case("anthropic-tool-200KB", _anthropic_events(block, "tool_use"), run)
 
 
+# --------------------------------------------------------------------------- openai responses
+
+
+def _responses_model(base_url: str) -> Model:
+    return Model(
+        id="gpt-5-mini",
+        name="bench",
+        api="openai-responses",
+        provider="openai",
+        base_url=base_url,
+        reasoning=True,
+        cost=ModelCost(input=0.25, output=2, cache_read=0.025),
+        max_tokens=128_000,
+    )
+
+
+def _responses_events(
+    added: dict[str, Any], deltas: list[dict[str, Any]], done: dict[str, Any]
+) -> list[bytes]:
+    usage = {
+        "input_tokens": 1200,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 900,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 2100,
+    }
+    response = {"id": "resp_b", "status": "in_progress", "model": "gpt-5-mini", "usage": None}
+    events = [
+        {"type": "response.created", "sequence_number": 0, "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": added},
+        *deltas,
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "usage": usage},
+        },
+    ]
+    return [_sse(e) for e in events]
+
+
+def responses_text_case() -> Case:
+    """5,000 output_text deltas of a few characters each, shaped as OpenAI sends them."""
+    pieces = [f" w{i}" for i in range(TEXT_DELTAS)]
+    deltas = [
+        {
+            "type": "response.output_text.delta",
+            "sequence_number": i + 3,
+            "item_id": "msg_b",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": piece,
+            "logprobs": [],
+            "obfuscation": "x1y2",
+        }
+        for i, piece in enumerate(pieces)
+    ]
+    added = {
+        "id": "msg_b",
+        "type": "message",
+        "status": "in_progress",
+        "content": [],
+        "role": "assistant",
+    }
+    text = {"type": "output_text", "annotations": [], "logprobs": [], "text": "".join(pieces)}
+    done = {**added, "status": "completed", "content": [text]}
+
+    async def run(url: str) -> None:
+        await consume(_responses_model(url), Context([UserMessage("hi")]))
+
+    return Case("responses-text", _responses_events(added, deltas, done), run)
+
+
+def responses_reasoning_case() -> Case:
+    """5,000 reasoning-summary deltas, then the whole reasoning item with encrypted content."""
+    pieces = [f" t{i}" for i in range(TEXT_DELTAS)]
+    deltas = [
+        {
+            "type": "response.reasoning_summary_text.delta",
+            "sequence_number": i + 3,
+            "item_id": "rs_b",
+            "output_index": 0,
+            "summary_index": 0,
+            "delta": piece,
+            "obfuscation": "x1y2",
+        }
+        for i, piece in enumerate(pieces)
+    ]
+    added = {"id": "rs_b", "type": "reasoning", "summary": [], "encrypted_content": "gAAAA" * 200}
+    summary = [{"type": "summary_text", "text": "".join(pieces)}]
+    done = {**added, "summary": summary}
+    part = {
+        "type": "response.reasoning_summary_part.added",
+        "item_id": "rs_b",
+        "output_index": 0,
+        "summary_index": 0,
+    }
+
+    async def run(url: str) -> None:
+        await consume(_responses_model(url), Context([UserMessage("hi")]))
+
+    return Case("responses-reasoning", _responses_events(added, [part, *deltas], done), run)
+
+
+def responses_tool_case() -> Case:
+    """One function call whose ~200 KB of JSON arguments arrive in ~100-byte deltas."""
+    content = "lorem ipsum dolor sit amet " * (TOOL_BYTES // 27)
+    arguments = json.dumps({"path": "big.txt", "content": content})
+    step = TOOL_DELTA_BYTES
+    deltas: list[dict[str, Any]] = [
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_b",
+            "output_index": 0,
+            "delta": arguments[i : i + step],
+        }
+        for i in range(0, len(arguments), step)
+    ]
+    deltas.append(
+        {
+            "type": "response.function_call_arguments.done",
+            "item_id": "fc_b",
+            "output_index": 0,
+            "arguments": arguments,
+        }
+    )
+    added = {
+        "id": "fc_b",
+        "type": "function_call",
+        "call_id": "call_b",
+        "name": "write_file",
+        "arguments": "",
+    }
+    done = {**added, "arguments": arguments, "status": "completed"}
+    schema = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+    }
+    tool = Tool("write_file", "Write a file", schema)
+
+    async def run(url: str) -> None:
+        await consume(_responses_model(url), Context([UserMessage("hi")], tools=[tool]))
+
+    return Case("responses-tool-200KB", _responses_events(added, deltas, done), run)
+
+
+# --------------------------------------------------------------------------- mistral
+
+
+def mistral_text_case() -> Case:
+    """5,000 chat-completion chunks with a few characters of content each."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        data = {
+            "id": "9f9d90210f194076abeee223863eaaf0",
+            "object": "chat.completion.chunk",
+            "created": 1764296393,
+            "model": "mistral-medium-latest",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **extra,
+        }
+        return f"data: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+    usage = {"prompt_tokens": 1200, "total_tokens": 2100, "completion_tokens": 900}
+    events = [
+        chunk({"role": "assistant", "content": ""}),
+        *(chunk({"content": f" w{i}"}) for i in range(TEXT_DELTAS)),
+        chunk({"content": ""}, "stop", usage=usage),
+    ]
+    model = Model(
+        id="mistral-medium-latest",
+        name="bench",
+        api="mistral-conversations",
+        provider="mistral",
+        base_url="",
+        cost=ModelCost(input=0.4, output=2),
+    )
+
+    async def run(url: str) -> None:
+        await consume(replace(model, base_url=url), Context([UserMessage("hi")]))
+
+    return Case("mistral-text", events, run)
+
+
 def cases() -> list[Case]:
     """Every benchmark case (add new providers here)."""
-    return [anthropic_text_case(), anthropic_tool_case()]
+    return [
+        anthropic_text_case(),
+        anthropic_tool_case(),
+        responses_text_case(),
+        responses_reasoning_case(),
+        responses_tool_case(),
+        mistral_text_case(),
+    ]
 
 
 # --------------------------------------------------------------------------- the floor
