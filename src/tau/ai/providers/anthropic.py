@@ -122,9 +122,13 @@ def stream(
 
         api_key = resolve_api_key(model, options) or ""
         if not api_key:
-            raise ProviderError(
-                f"No API key for provider {model.provider!r}: pass api_key= or set "
+            where = (
                 "ANTHROPIC_API_KEY (ANTHROPIC_OAUTH_TOKEN for a subscription token)"
+                if model.provider == "anthropic"
+                else "the provider's key variable"
+            )
+            raise ProviderError(
+                f"No API key for provider {model.provider!r}: pass api_key= or set {where}"
             )
         oauth = is_oauth_token(api_key)
         params = build_params(model, context, options, oauth=oauth)
