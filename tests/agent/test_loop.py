@@ -893,3 +893,12 @@ def _hanging(started: asyncio.Event) -> Any:
 def test_agent_loop_outside_an_event_loop_gives_a_clear_error() -> None:
     with pytest.raises(RuntimeError, match="running asyncio event loop"):
         agent_loop([UserMessage("x")], AgentContext(), config(faux_model([])))
+
+
+async def test_result_without_iterating_the_stream() -> None:
+    model = faux_model(
+        [FauxResponse([tool_call("echo", {"value": "a"}, id="A")]), FauxResponse(["done"])]
+    )
+    stream = agent_loop([UserMessage("go")], AgentContext("", [], [echo_tool()]), config(model))
+    messages = await asyncio.wait_for(stream.result(), 5)
+    assert [m.role for m in messages] == ["user", "assistant", "toolResult", "assistant"]
