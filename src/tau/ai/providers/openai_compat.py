@@ -1,0 +1,112 @@
+"""Per-endpoint differences of the OpenAI chat-completions protocol.
+
+Every OpenAI-compatible server accepts a slightly different dialect (which role carries the
+system prompt, which max-tokens field, whether ``store`` or ``stream_options`` are accepted,
+how reasoning is switched on…). :func:`resolve_compat` detects the dialect from the provider id
+and the base URL (both are checked, so a proxy URL still works when the provider is set) and
+lets ``model.compat`` override any field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Literal, TypeAlias
+
+from tau.ai.types import Model, OpenAICompletionsCompat
+
+ThinkingFormat: TypeAlias = Literal["openai", "openrouter", "zai", "qwen", "qwen-chat-template"]
+MaxTokensField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedCompat:
+    """An :class:`~tau.ai.types.OpenAICompletionsCompat` with every field decided."""
+
+    supports_store: bool
+    supports_developer_role: bool
+    supports_reasoning_effort: bool
+    reasoning_effort_map: dict[str, str]
+    supports_usage_in_streaming: bool
+    max_tokens_field: MaxTokensField
+    requires_tool_result_name: bool
+    requires_assistant_after_tool_result: bool
+    requires_thinking_as_text: bool
+    thinking_format: ThinkingFormat
+    open_router_routing: dict[str, list[str]]
+    vercel_gateway_routing: dict[str, list[str]]
+    supports_strict_mode: bool
+    supports_prompt_cache_key: bool
+    accepts_empty_tools: bool = True
+    """Whether ``tools: []`` may be sent (api.openai.com rejects an empty list)."""
+
+
+def _is(model: Model, provider: str, *url_parts: str) -> bool:
+    url = model.base_url.lower()
+    return model.provider == provider or any(part in url for part in url_parts)
+
+
+def detect_compat(model: Model) -> ResolvedCompat:
+    """The dialect implied by ``model.provider`` and ``model.base_url`` alone."""
+    url = model.base_url.lower()
+    is_zai = _is(model, "zai", "api.z.ai")
+    is_grok = _is(model, "xai", "api.x.ai")
+    is_openrouter = _is(model, "openrouter", "openrouter.ai")
+    is_groq = _is(model, "groq", "groq.com")
+    # Mistral's chat endpoint validates strictly and rejects OpenAI-only fields.
+    is_mistral = _is(model, "mistral", "api.mistral.ai")
+    is_openai = _is(model, "openai", "api.openai.com")
+    non_standard = (
+        _is(model, "cerebras", "cerebras.ai")
+        or is_grok
+        or "chutes.ai" in url
+        or "deepseek.com" in url
+        or is_zai
+        or _is(model, "opencode", "opencode.ai")
+        or is_mistral
+    )
+    effort_map: dict[str, str] = {}
+    if is_groq and model.id == "qwen/qwen3-32b":
+        # Groq's Qwen3 only knows "none" and "default".
+        effort_map = dict.fromkeys(("minimal", "low", "medium", "high", "xhigh"), "default")
+    thinking_format: ThinkingFormat = "openai"
+    if is_zai:
+        thinking_format = "zai"
+    elif is_openrouter:
+        thinking_format = "openrouter"
+    return ResolvedCompat(
+        supports_store=not non_standard,
+        supports_developer_role=not non_standard
+        and not _is(model, "huggingface", "huggingface.co"),
+        supports_reasoning_effort=not (is_grok or is_zai),
+        reasoning_effort_map=effort_map,
+        # Mistral always reports usage and rejects ``stream_options``.
+        supports_usage_in_streaming=not is_mistral,
+        max_tokens_field="max_tokens" if ("chutes.ai" in url or is_mistral) else (
+            "max_completion_tokens"
+        ),
+        requires_tool_result_name=False,
+        requires_assistant_after_tool_result=False,
+        requires_thinking_as_text=False,
+        thinking_format=thinking_format,
+        open_router_routing={},
+        vercel_gateway_routing={},
+        supports_strict_mode=True,
+        supports_prompt_cache_key=is_openai,
+        accepts_empty_tools=not is_openai,
+    )
+
+
+def resolve_compat(model: Model) -> ResolvedCompat:
+    """Detected compat, overridden field by field by whatever ``model.compat`` sets."""
+    detected = detect_compat(model)
+    override = model.compat
+    if override is None:
+        return detected
+    values = {}
+    for f in fields(ResolvedCompat):
+        value = getattr(override, f.name, None)
+        values[f.name] = getattr(detected, f.name) if value is None else value
+    return ResolvedCompat(**values)
+
+
+__all__ = ["OpenAICompletionsCompat", "ResolvedCompat", "detect_compat", "resolve_compat"]

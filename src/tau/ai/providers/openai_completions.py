@@ -1,0 +1,128 @@
+"""``openai-completions``: OpenAI Chat Completions and every server that speaks it.
+
+OpenAI itself, Groq, Cerebras, xAI, OpenRouter, DeepSeek, Mistral's chat endpoint, z.ai,
+Together, Hugging Face, Ollama, vLLM, LM Studio, llama.cpp server… The per-endpoint dialect
+comes from :mod:`tau.ai.providers.openai_compat`; the request is built by
+:mod:`~tau.ai.providers.openai_completions_request` and the stream decoded by
+:mod:`~tau.ai.providers.openai_completions_stream`. The wire protocol is spoken directly over
+the shared HTTP client (no SDK at run time).
+
+Options (besides the common ones): ``reasoning_effort``, ``tool_choice`` (``"auto"``,
+``"none"``, ``"required"``/``"any"``, a tool name, or an OpenAI-shaped dict), ``service_tier``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
+from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.providers.openai_compat import resolve_compat
+from tau.ai.providers.openai_completions_request import build_params
+from tau.ai.providers.openai_completions_stream import ChunkMapper
+from tau.ai.providers.simple_options import base_options, clamp_reasoning, supports_xhigh
+from tau.ai.types import Context, Model
+from tau.ai.utils.transform import normalize_openai_completions_id, transform_messages
+
+__all__ = ["stream", "stream_simple"]
+
+# Where each provider's key lives when it is not the provider id upper-cased + _API_KEY.
+_ENV_KEYS: dict[str, tuple[str, ...]] = {
+    "huggingface": ("HF_TOKEN", "HUGGINGFACE_API_KEY"),
+    "github-copilot": ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
+    "vercel-ai-gateway": ("AI_GATEWAY_API_KEY",),
+}
+
+
+def _api_key(model: Model, options: Mapping[str, Any]) -> str:
+    key = options.get("api_key")
+    if key:
+        return str(key)
+    provider = model.provider
+    names = _ENV_KEYS.get(provider, (provider.upper().replace("-", "_") + "_API_KEY",))
+    for name in (*names, "OPENAI_API_KEY"):
+        value = os.environ.get(name)
+        if value:
+            return value
+    return ""
+
+
+def _headers(model: Model, context: Context, options: Mapping[str, Any], key: str) -> dict[str, str]:
+    headers: dict[str, str] = {"accept": "text/event-stream"}
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    headers.update(model.headers or {})
+    headers.update(options.get("headers") or {})
+    return headers
+
+
+def _http_error(exc: ProviderError, key: str, model: Model) -> str:
+    text = str(exc)
+    status = getattr(exc, "status", None)
+    body = getattr(exc, "body", "")
+    if body:
+        # OpenRouter explains upstream failures in error.metadata.raw.
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = None
+        error = parsed.get("error") if isinstance(parsed, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("metadata"), dict):
+            raw = error["metadata"].get("raw")
+            if raw:
+                text = f"{text}\n{raw if isinstance(raw, str) else json.dumps(raw)}"
+    if status == 401 and not key:
+        env = _ENV_KEYS.get(model.provider, (model.provider.upper().replace("-", "_") + "_API_KEY",))
+        text += f" (no API key was sent: set {env[0]} or pass api_key=)"
+    return text
+
+
+def stream(
+    model: Model, context: Context, options: Mapping[str, Any]
+) -> AssistantMessageEventStream:
+    """Stream one chat-completions response (see the module docstring for options)."""
+
+    async def run(builder: MessageBuilder) -> None:
+        from tau.ai.http import ProviderHTTPError, open_stream
+
+        compat = resolve_compat(model)
+        messages = transform_messages(context.messages, model, normalize_openai_completions_id)
+        body = build_params(model, context, messages, compat, options)
+        body = await apply_on_payload(options, body, model)
+        key = _api_key(model, options)
+        url = model.base_url.rstrip("/") + "/chat/completions"
+        mapper = ChunkMapper(builder)
+        feed = mapper.feed_data
+        try:
+            async with open_stream(
+                options, "POST", url, headers=_headers(model, context, options, key), json=body
+            ) as response:
+                async for event in response:
+                    if not feed(event.data, event.event):
+                        break
+        except ProviderHTTPError as exc:
+            raise ProviderError(_http_error(exc, key, model)) from exc
+        mapper.finish()
+
+    return launch_stream(model, options, run)
+
+
+def stream_simple(
+    model: Model, context: Context, options: Mapping[str, Any]
+) -> AssistantMessageEventStream:
+    """:func:`stream` with the unified ``reasoning`` level mapped to ``reasoning_effort``.
+
+    ``xhigh`` is sent only to models that have it (else ``high``); a level given to a model
+    without reasoning is ignored. ``tool_choice`` is passed on.
+    """
+    opts = base_options(model, options)
+    level = options.get("reasoning")
+    if level and model.reasoning:
+        opts["reasoning_effort"] = level if supports_xhigh(model) else clamp_reasoning(level)
+    if options.get("tool_choice") is not None:
+        opts["tool_choice"] = options["tool_choice"]
+    return stream(model, context, opts)
+

@@ -1,0 +1,368 @@
+"""Mapping a chat-completions SSE stream onto a :class:`~tau.ai.builder.MessageBuilder`.
+
+OpenAI-compatible servers differ in small ways that matter here: reasoning arrives in one of
+several delta fields (or in OpenRouter's ``reasoning_details``, or as Mistral's typed content
+parts); usage sits in ``chunk.usage``, ``choice.usage`` or Groq's ``x_groq.usage``; parallel
+tool calls are told apart by ``index`` (some servers reuse an index with a new ``id``); llama.cpp
+repeats the tool name in every delta. :class:`ChunkMapper` absorbs all of that, and turns
+every way a stream can go wrong into one :class:`~tau.ai.builder.ProviderError`.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from tau.ai.builder import MessageBuilder, ProviderError
+from tau.ai.types import Model, StopReason, ToolCall, Usage
+from tau.ai.utils.cost import calculate_cost
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "stop": "stop",
+    "end": "stop",
+    "length": "length",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+}
+_ERROR_EXCERPT = 200
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def parse_usage(raw: dict[str, Any], model: Model) -> Usage:
+    """Tau usage from a chat-completions ``usage`` object, with cost.
+
+    ``completion_tokens`` already includes reasoning tokens (OpenAI's documented rule, and
+    what every recorded provider does: prompt + completion = total), so ``output`` is
+    ``completion_tokens`` and ``reasoning`` is its reasoning share. Only a server that reports
+    more reasoning than completion tokens evidently counts them apart, and gets them added.
+    """
+    prompt = _int(raw.get("prompt_tokens"))
+    completion = _int(raw.get("completion_tokens"))
+    prompt_details = raw.get("prompt_tokens_details")
+    if not isinstance(prompt_details, dict):
+        prompt_details = {}
+    cached = (
+        _int(prompt_details.get("cached_tokens"))
+        or _int(raw.get("cached_tokens"))  # Together via Hugging Face
+        or _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
+    )
+    cache_write = _int(prompt_details.get("cache_write_tokens"))  # OpenRouter
+    completion_details = raw.get("completion_tokens_details")
+    reasoning: int | None = None
+    if isinstance(completion_details, dict) and "reasoning_tokens" in completion_details:
+        reasoning = _int(completion_details.get("reasoning_tokens"))
+    output = completion
+    if reasoning is not None and reasoning > completion:
+        output = completion + reasoning
+    usage = Usage(
+        input=max(0, prompt - cached - cache_write),
+        output=output,
+        cache_read=cached,
+        cache_write=cache_write,
+        reasoning=reasoning,
+    )
+    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+    calculate_cost(model, usage)
+    return usage
+
+
+def describe_error_object(error: Any) -> str:
+    """A one-line message for an ``error`` object of a chat-completions body or chunk.
+
+    OpenRouter puts the upstream provider's own words in ``metadata.raw``; they are appended
+    on a second line.
+    """
+    if not isinstance(error, dict):
+        return str(error)
+    message = error.get("message")
+    text = str(message) if message else json.dumps(error)[:_ERROR_EXCERPT]
+    code = error.get("code")
+    if code is not None and str(code) not in text:
+        text = f"{text} (code: {code})"
+    metadata = error.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("raw"):
+        raw = metadata["raw"]
+        text = f"{text}\n{raw if isinstance(raw, str) else json.dumps(raw)}"
+    return text
+
+
+class _Call:
+    __slots__ = ("content_index", "id")
+
+    def __init__(self, content_index: int, id: str) -> None:
+        self.content_index = content_index
+        self.id = id
+
+
+class ChunkMapper:
+    """Feeds chat-completions chunks (the ``data`` of each SSE event) to a builder."""
+
+    __slots__ = (
+        "_by_id",
+        "_by_index",
+        "_calls",
+        "_pending_signatures",
+        "_text",
+        "_thinking",
+        "builder",
+        "chunks",
+        "finish_reason",
+        "model",
+        "saw_done",
+    )
+
+    def __init__(self, builder: MessageBuilder) -> None:
+        self.builder = builder
+        self.model = builder.model
+        self._text: int | None = None
+        self._thinking: int | None = None
+        self._calls: list[_Call] = []
+        self._by_index: dict[int, _Call] = {}
+        self._by_id: dict[str, _Call] = {}
+        self._pending_signatures: dict[str, str] = {}
+        self.finish_reason: str | None = None
+        self.chunks = 0
+        self.saw_done = False
+
+    # ----------------------------------------------------------------------- input
+
+    def feed_data(self, data: str, event: str | None = None) -> bool:
+        """Feed one SSE ``data`` payload; returns False once ``[DONE]`` has arrived."""
+        if data == "[DONE]":
+            self.saw_done = True
+            return False
+        stripped = data.lstrip()
+        if not stripped or stripped[0] not in "{[":
+            return True  # keep-alive noise some proxies send as data
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise ProviderError(
+                f"The server sent malformed JSON in a stream event: {data[:_ERROR_EXCERPT]!r}"
+            ) from None
+        if not isinstance(chunk, dict):
+            return True
+        if event == "error" and "error" not in chunk:
+            chunk = {"error": chunk}
+        self.feed(chunk)
+        return True
+
+    def feed(self, chunk: dict[str, Any]) -> None:
+        """Apply one parsed chunk."""
+        self.chunks += 1
+        usage = chunk.get("usage")
+        choices = chunk.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(choice, dict):
+            choice = None
+        if not isinstance(usage, dict):
+            usage = choice.get("usage") if choice is not None else None  # Moonshot
+            if not isinstance(usage, dict):
+                groq = chunk.get("x_groq")
+                usage = groq.get("usage") if isinstance(groq, dict) else None
+        if isinstance(usage, dict):
+            self.builder.message.usage = parse_usage(usage, self.model)
+        error = chunk.get("error")
+        if error:
+            # A mid-stream failure (OpenRouter chunk error, Groq ``event: error``).
+            raise ProviderError(describe_error_object(error))
+        if choice is None:
+            return
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            self._delta(delta)
+        reason = choice.get("finish_reason")
+        if reason:
+            self.finish_reason = str(reason)
+
+    def _delta(self, delta: dict[str, Any]) -> None:
+        for field in ("reasoning_content", "reasoning", "reasoning_text"):
+            # Only the first non-empty one: some servers fill two with the same text.
+            value = delta.get(field)
+            if isinstance(value, str) and value:
+                self._thinking_delta(value, field)
+                break
+        else:
+            details = delta.get("reasoning_details")
+            if isinstance(details, list) and details:
+                self._reasoning_details_text(details)
+        content = delta.get("content")
+        if isinstance(content, str):
+            if content:
+                self._text_delta(content)
+        elif isinstance(content, list):
+            self._content_parts(content)
+        tool_calls = delta.get("tool_calls")
+        if isinstance(tool_calls, list):
+            for item in tool_calls:
+                if isinstance(item, dict):
+                    self._tool_call_delta(item)
+        details = delta.get("reasoning_details")
+        if isinstance(details, list):
+            self._encrypted_details(details)
+
+    # ----------------------------------------------------------------------- blocks
+
+    def _text_delta(self, text: str) -> None:
+        index = self._text
+        if index is None:
+            self._close_thinking()
+            index = self._text = self.builder.open_text()
+        self.builder.text_delta(index, text)
+
+    def _thinking_delta(self, text: str, signature: str | None) -> None:
+        index = self._thinking
+        if index is None:
+            self._close_text()
+            index = self._thinking = self.builder.open_thinking(signature)
+        self.builder.thinking_delta(index, text)
+
+    def _close_text(self) -> None:
+        if self._text is not None:
+            self.builder.close_text(self._text)
+            self._text = None
+
+    def _close_thinking(self) -> None:
+        if self._thinking is not None:
+            self.builder.close_thinking(self._thinking)
+            self._thinking = None
+
+    def _content_parts(self, parts: list[Any]) -> None:
+        # Mistral streams typed parts: text, and thinking made of text parts.
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("text"), str) and part["text"]:
+                self._text_delta(part["text"])
+            elif kind == "thinking" and isinstance(part.get("thinking"), list):
+                for sub in part["thinking"]:
+                    if isinstance(sub, dict) and isinstance(sub.get("text"), str) and sub["text"]:
+                        self._thinking_delta(sub["text"], None)
+
+    def _reasoning_details_text(self, details: list[Any]) -> None:
+        # Servers that send reasoning only as OpenRouter-style details (Snowflake Cortex).
+        for detail in details:
+            if not isinstance(detail, dict):
+                continue
+            kind = detail.get("type")
+            text = detail.get("text") if kind == "reasoning.text" else None
+            if kind == "reasoning.summary":
+                text = detail.get("summary")
+            if isinstance(text, str) and text:
+                self._thinking_delta(text, None)
+
+    def _encrypted_details(self, details: list[Any]) -> None:
+        for detail in details:
+            if not isinstance(detail, dict) or detail.get("type") != "reasoning.encrypted":
+                continue
+            call_id = detail.get("id")
+            if not isinstance(call_id, str) or not call_id or not detail.get("data"):
+                continue
+            signature = json.dumps(detail)
+            call = self._by_id.get(call_id)
+            if call is None:
+                self._pending_signatures[call_id] = signature
+            else:
+                self._block(call).thought_signature = signature
+
+    def _block(self, call: _Call) -> ToolCall:
+        block = self.builder.message.content[call.content_index]
+        assert isinstance(block, ToolCall)
+        return block
+
+    def _find_call(self, index: Any, call_id: str) -> _Call | None:
+        if call_id:
+            call = self._by_id.get(call_id)
+            if call is not None:
+                return call
+        if isinstance(index, int):
+            call = self._by_index.get(index)
+            # The same index with a new id is a new call (servers that number every call 0).
+            if call is not None and (not call_id or not call.id):
+                return call
+            return None
+        if call_id:
+            return None
+        return self._calls[-1] if self._calls else None
+
+    def _tool_call_delta(self, item: dict[str, Any]) -> None:
+        call_id = item.get("id")
+        call_id = call_id if isinstance(call_id, str) else ""
+        function = item.get("function")
+        if not isinstance(function, dict):
+            function = {}
+        name = function.get("name")
+        name = name if isinstance(name, str) else ""
+        index = item.get("index")
+        call = self._find_call(index, call_id)
+        builder = self.builder
+        if call is None:
+            self._close_text()
+            self._close_thinking()
+            call = _Call(builder.open_tool_call(call_id, name), call_id)
+            self._calls.append(call)
+            if isinstance(index, int):
+                self._by_index[index] = call
+        else:
+            block = self._block(call)
+            # llama.cpp repeats the whole name in every delta: never concatenate.
+            if name and name != block.name and name.startswith(block.name):
+                block.name = name
+            if call_id and not call.id:
+                call.id = block.id = call_id
+        if call_id and call_id not in self._by_id:
+            self._by_id[call_id] = call
+            pending = self._pending_signatures.pop(call_id, None)
+            if pending is not None:
+                self._block(call).thought_signature = pending
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            if arguments:
+                builder.tool_call_delta(call.content_index, arguments)
+        elif isinstance(arguments, dict):
+            # Some servers send the arguments as an object rather than JSON text.
+            builder.tool_call_delta(call.content_index, json.dumps(arguments))
+
+    # ----------------------------------------------------------------------- end
+
+    def finish(self) -> None:
+        """Decide the stop reason once the stream has ended; raises on a bad ending."""
+        message = self.builder.message
+        for call in self._calls:
+            block = self._block(call)
+            if not block.id:
+                block.id = f"call_{secrets.token_hex(12)}"
+        reason = self.finish_reason
+        if reason is None:
+            if self.chunks == 0:
+                raise ProviderError(
+                    "The server returned an empty response: no stream events "
+                    "(HTTP 200 with an empty body)"
+                )
+            if not self.saw_done:
+                raise ProviderError(
+                    "The stream ended before the response was complete "
+                    "(no finish_reason and no [DONE])"
+                )
+            if not message.content:
+                raise ProviderError("The server ended the stream without any content")
+            stop: StopReason = "stop"
+        else:
+            mapped = _STOP_REASONS.get(reason)
+            if mapped is None:
+                if reason == "content_filter":
+                    raise ProviderError(
+                        "The provider's content filter stopped the response "
+                        "(finish_reason: content_filter)"
+                    )
+                raise ProviderError(f"Unhandled stop reason: {reason}")
+            stop = mapped
+        if stop == "stop" and self._calls:
+            # Several servers (Ollama, some proxies) say "stop" after calling tools.
+            stop = "toolUse"
+        message.stop_reason = stop

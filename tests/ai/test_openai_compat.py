@@ -1,0 +1,117 @@
+"""Compat detection from provider id and base URL, and the field-by-field merge."""
+
+from __future__ import annotations
+
+import pytest
+
+from tau.ai.providers.openai_compat import detect_compat, resolve_compat
+from tau.ai.types import Model, OpenAICompletionsCompat
+
+
+def model(
+    provider: str = "openai",
+    base_url: str = "https://api.openai.com/v1",
+    id: str = "gpt-4o-mini",
+    compat: OpenAICompletionsCompat | None = None,
+) -> Model:
+    return Model(
+        id=id,
+        name=id,
+        api="openai-completions",
+        provider=provider,
+        base_url=base_url,
+        compat=compat,
+    )
+
+
+def test_openai_proper_defaults() -> None:
+    c = detect_compat(model())
+    assert c.supports_store and c.supports_developer_role and c.supports_reasoning_effort
+    assert c.supports_usage_in_streaming and c.supports_strict_mode
+    assert c.max_tokens_field == "max_completion_tokens"
+    assert c.thinking_format == "openai"
+    assert c.supports_prompt_cache_key
+    assert not c.accepts_empty_tools
+    assert not c.requires_tool_result_name and not c.requires_assistant_after_tool_result
+    assert not c.requires_thinking_as_text
+    assert c.reasoning_effort_map == {} and c.open_router_routing == {}
+
+
+@pytest.mark.parametrize(
+    ("provider", "url"),
+    [
+        ("cerebras", "https://api.cerebras.ai/v1"),
+        ("custom", "https://api.cerebras.ai/v1"),
+        ("xai", "https://proxy.example/v1"),
+        ("custom", "https://api.x.ai/v1"),
+        ("custom", "https://llm.chutes.ai/v1"),
+        ("custom", "https://api.deepseek.com"),
+        ("zai", "https://proxy.example/v1"),
+        ("custom", "https://api.z.ai/api/paas/v4"),
+        ("opencode", "https://proxy.example/v1"),
+        ("custom", "https://opencode.ai/zen/go/v1"),
+    ],
+)
+def test_non_standard_endpoints_drop_store_and_developer_role(provider: str, url: str) -> None:
+    c = detect_compat(model(provider, url))
+    assert not c.supports_store
+    assert not c.supports_developer_role
+    assert not c.supports_prompt_cache_key
+
+
+def test_grok_and_zai_have_no_reasoning_effort() -> None:
+    assert not detect_compat(model("xai", "https://api.x.ai/v1")).supports_reasoning_effort
+    zai = detect_compat(model("zai", "https://api.z.ai/api/paas/v4"))
+    assert not zai.supports_reasoning_effort
+    assert zai.thinking_format == "zai"
+    assert detect_compat(model("groq", "https://api.groq.com/openai/v1")).supports_reasoning_effort
+
+
+def test_chutes_uses_max_tokens() -> None:
+    assert detect_compat(model("chutes", "https://llm.chutes.ai/v1")).max_tokens_field == "max_tokens"
+
+
+def test_groq_qwen3_effort_map() -> None:
+    c = detect_compat(model("groq", "https://api.groq.com/openai/v1", id="qwen/qwen3-32b"))
+    assert set(c.reasoning_effort_map.values()) == {"default"}
+    assert "high" in c.reasoning_effort_map
+    other = detect_compat(model("groq", "https://api.groq.com/openai/v1", id="openai/gpt-oss-20b"))
+    assert other.reasoning_effort_map == {}
+
+
+def test_openrouter_uses_its_reasoning_object() -> None:
+    c = detect_compat(model("openrouter", "https://openrouter.ai/api/v1"))
+    assert c.thinking_format == "openrouter"
+    assert c.supports_store and c.accepts_empty_tools
+
+
+def test_huggingface_and_mistral() -> None:
+    hf = detect_compat(model("huggingface", "https://router.huggingface.co/v1"))
+    assert not hf.supports_developer_role
+    mistral = detect_compat(model("mistral", "https://api.mistral.ai/v1"))
+    assert mistral.max_tokens_field == "max_tokens"
+    assert not mistral.supports_usage_in_streaming and not mistral.supports_store
+
+
+def test_merge_is_field_by_field() -> None:
+    override = OpenAICompletionsCompat(
+        supports_store=True,
+        requires_tool_result_name=True,
+        thinking_format="qwen",
+        open_router_routing={"only": ["anthropic"]},
+    )
+    c = resolve_compat(model("xai", "https://api.x.ai/v1", compat=override))
+    assert c.supports_store  # overridden
+    assert c.requires_tool_result_name  # overridden
+    assert c.thinking_format == "qwen"  # overridden
+    assert c.open_router_routing == {"only": ["anthropic"]}
+    assert not c.supports_developer_role  # still detected
+    assert not c.supports_reasoning_effort  # still detected
+
+
+def test_explicit_false_overrides_detected_true() -> None:
+    override = OpenAICompletionsCompat(supports_usage_in_streaming=False, supports_strict_mode=False)
+    c = resolve_compat(model(compat=override))
+    assert not c.supports_usage_in_streaming
+    assert not c.supports_strict_mode
+    assert c.supports_store
