@@ -68,7 +68,9 @@ def test_grok_and_zai_have_no_reasoning_effort() -> None:
 
 
 def test_chutes_uses_max_tokens() -> None:
-    assert detect_compat(model("chutes", "https://llm.chutes.ai/v1")).max_tokens_field == "max_tokens"
+    assert (
+        detect_compat(model("chutes", "https://llm.chutes.ai/v1")).max_tokens_field == "max_tokens"
+    )
 
 
 def test_groq_qwen3_effort_map() -> None:
@@ -110,7 +112,9 @@ def test_merge_is_field_by_field() -> None:
 
 
 def test_explicit_false_overrides_detected_true() -> None:
-    override = OpenAICompletionsCompat(supports_usage_in_streaming=False, supports_strict_mode=False)
+    override = OpenAICompletionsCompat(
+        supports_usage_in_streaming=False, supports_strict_mode=False
+    )
     c = resolve_compat(model(compat=override))
     assert not c.supports_usage_in_streaming
     assert not c.supports_strict_mode

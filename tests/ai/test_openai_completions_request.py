@@ -62,7 +62,11 @@ def model(
 def assistant(*content: Any, m: Model | None = None, stop: str = "toolUse") -> AssistantMessage:
     m = m or model()
     return AssistantMessage(
-        content=list(content), api=m.api, provider=m.provider, model=m.id, stop_reason=stop  # type: ignore[arg-type]
+        content=list(content),
+        api=m.api,
+        provider=m.provider,
+        model=m.id,
+        stop_reason=stop,  # type: ignore[arg-type]
     )
 
 
@@ -264,7 +268,12 @@ def test_surrogates_removed_from_outgoing_text() -> None:
         ("openai", "https://api.openai.com/v1", None, {}),
         ("zai", "https://api.z.ai/api/paas/v4", "low", {"thinking": {"type": "enabled"}}),
         ("zai", "https://api.z.ai/api/paas/v4", None, {"thinking": {"type": "disabled"}}),
-        ("openrouter", "https://openrouter.ai/api/v1", "medium", {"reasoning": {"effort": "medium"}}),
+        (
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            "medium",
+            {"reasoning": {"effort": "medium"}},
+        ),
         ("xai", "https://api.x.ai/v1", "high", {}),
     ],
 )
@@ -282,7 +291,9 @@ def test_qwen_formats_and_effort_map() -> None:
     qwen = model(compat=OpenAICompletionsCompat(thinking_format="qwen"), reasoning=True)
     assert body(qwen, Context([UserMessage("x")]), reasoning_effort="low")["enable_thinking"]
     assert body(qwen, Context([UserMessage("x")]))["enable_thinking"] is False
-    tmpl = model(compat=OpenAICompletionsCompat(thinking_format="qwen-chat-template"), reasoning=True)
+    tmpl = model(
+        compat=OpenAICompletionsCompat(thinking_format="qwen-chat-template"), reasoning=True
+    )
     assert body(tmpl, Context([UserMessage("x")]), reasoning_effort="high")[
         "chat_template_kwargs"
     ] == {"enable_thinking": True}

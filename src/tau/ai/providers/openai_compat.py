@@ -81,9 +81,9 @@ def detect_compat(model: Model) -> ResolvedCompat:
         reasoning_effort_map=effort_map,
         # Mistral always reports usage and rejects ``stream_options``.
         supports_usage_in_streaming=not is_mistral,
-        max_tokens_field="max_tokens" if ("chutes.ai" in url or is_mistral) else (
-            "max_completion_tokens"
-        ),
+        max_tokens_field="max_tokens"
+        if ("chutes.ai" in url or is_mistral)
+        else ("max_completion_tokens"),
         requires_tool_result_name=False,
         requires_assistant_after_tool_result=False,
         requires_thinking_as_text=False,

@@ -14,11 +14,11 @@ Options (besides the common ones): ``reasoning_effort``, ``tool_choice`` (``"aut
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
+from tau.ai.env_keys import resolve_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.openai_compat import resolve_compat
 from tau.ai.providers.openai_completions_request import build_params
@@ -29,28 +29,10 @@ from tau.ai.utils.transform import normalize_openai_completions_id, transform_me
 
 __all__ = ["stream", "stream_simple"]
 
-# Where each provider's key lives when it is not the provider id upper-cased + _API_KEY.
-_ENV_KEYS: dict[str, tuple[str, ...]] = {
-    "huggingface": ("HF_TOKEN", "HUGGINGFACE_API_KEY"),
-    "github-copilot": ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
-    "vercel-ai-gateway": ("AI_GATEWAY_API_KEY",),
-}
 
-
-def _api_key(model: Model, options: Mapping[str, Any]) -> str:
-    key = options.get("api_key")
-    if key:
-        return str(key)
-    provider = model.provider
-    names = _ENV_KEYS.get(provider, (provider.upper().replace("-", "_") + "_API_KEY",))
-    for name in (*names, "OPENAI_API_KEY"):
-        value = os.environ.get(name)
-        if value:
-            return value
-    return ""
-
-
-def _headers(model: Model, context: Context, options: Mapping[str, Any], key: str) -> dict[str, str]:
+def _headers(
+    model: Model, context: Context, options: Mapping[str, Any], key: str
+) -> dict[str, str]:
     headers: dict[str, str] = {"accept": "text/event-stream"}
     if key:
         headers["authorization"] = f"Bearer {key}"
@@ -75,8 +57,7 @@ def _http_error(exc: ProviderError, key: str, model: Model) -> str:
             if raw:
                 text = f"{text}\n{raw if isinstance(raw, str) else json.dumps(raw)}"
     if status == 401 and not key:
-        env = _ENV_KEYS.get(model.provider, (model.provider.upper().replace("-", "_") + "_API_KEY",))
-        text += f" (no API key was sent: set {env[0]} or pass api_key=)"
+        text += f" (no API key was sent: set the {model.provider} key variable or pass api_key=)"
     return text
 
 
@@ -92,7 +73,7 @@ def stream(
         messages = transform_messages(context.messages, model, normalize_openai_completions_id)
         body = build_params(model, context, messages, compat, options)
         body = await apply_on_payload(options, body, model)
-        key = _api_key(model, options)
+        key = resolve_api_key(model, options) or ""
         url = model.base_url.rstrip("/") + "/chat/completions"
         mapper = ChunkMapper(builder)
         feed = mapper.feed_data
@@ -125,4 +106,3 @@ def stream_simple(
     if options.get("tool_choice") is not None:
         opts["tool_choice"] = options["tool_choice"]
     return stream(model, context, opts)
-

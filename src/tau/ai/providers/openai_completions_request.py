@@ -45,9 +45,7 @@ def _image_part(image: ImageContent) -> dict[str, Any]:
     }
 
 
-def _user_message(
-    message: UserMessage, model: Model
-) -> dict[str, Any] | None:
+def _user_message(message: UserMessage, model: Model) -> dict[str, Any] | None:
     content = message.content
     if isinstance(content, str):
         return {"role": "user", "content": sanitize_surrogates(content)}
@@ -166,7 +164,10 @@ def convert_messages(
                 if bridge:
                     out.append(dict(_BRIDGE))
                 out.append(
-                    {"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_TEXT}, *images]}
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": TOOL_IMAGES_TEXT}, *images],
+                    }
                 )
                 after_tool_result = False
             continue
@@ -281,11 +282,7 @@ def build_params(
         params["tool_choice"] = _tool_choice(options["tool_choice"])
     _apply_reasoning(params, model, compat, options.get("reasoning_effort"))
     session_id = options.get("session_id")
-    if (
-        session_id
-        and compat.supports_prompt_cache_key
-        and options.get("cache_retention") != "none"
-    ):
+    if session_id and compat.supports_prompt_cache_key and options.get("cache_retention") != "none":
         params["prompt_cache_key"] = session_id
     if options.get("service_tier"):
         params["service_tier"] = options["service_tier"]

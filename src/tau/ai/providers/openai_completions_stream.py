@@ -37,8 +37,9 @@ def parse_usage(raw: dict[str, Any], model: Model) -> Usage:
 
     ``completion_tokens`` already includes reasoning tokens (OpenAI's documented rule, and
     what every recorded provider does: prompt + completion = total), so ``output`` is
-    ``completion_tokens`` and ``reasoning`` is its reasoning share. Only a server that reports
-    more reasoning than completion tokens evidently counts them apart, and gets them added.
+    ``completion_tokens`` and ``reasoning`` its reasoning share, never added on top. The
+    reference adds them, which double-counts; a server whose reasoning count exceeds its
+    completion count (OpenRouter cut off by max tokens) still has total = prompt + completion.
     """
     prompt = _int(raw.get("prompt_tokens"))
     completion = _int(raw.get("completion_tokens"))
@@ -55,12 +56,9 @@ def parse_usage(raw: dict[str, Any], model: Model) -> Usage:
     reasoning: int | None = None
     if isinstance(completion_details, dict) and "reasoning_tokens" in completion_details:
         reasoning = _int(completion_details.get("reasoning_tokens"))
-    output = completion
-    if reasoning is not None and reasoning > completion:
-        output = completion + reasoning
     usage = Usage(
         input=max(0, prompt - cached - cache_write),
-        output=output,
+        output=completion,
         cache_read=cached,
         cache_write=cache_write,
         reasoning=reasoning,
