@@ -156,3 +156,20 @@ async def test_simple_forwards_tool_choice() -> None:
     rec = Recorder()
     await run(model(), rec, simple=True, api_key="k", tool_choice="none")
     assert rec.json["tool_choice"] == "none"
+
+
+async def test_copilot_dynamic_headers() -> None:
+    from tau.ai import ImageContent, TextContent
+
+    rec = Recorder()
+    m = model("github-copilot", "https://api.individual.githubcopilot.com", "gpt-4.1")
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(rec)) as client:
+        ctx = Context([UserMessage([TextContent("see"), ImageContent("aGk=", "image/png")])])
+        await complete(m, ctx, client=client, api_key="k")
+    headers = rec.requests[0].headers
+    assert headers["x-initiator"] == "user"
+    assert headers["openai-intent"] == "conversation-edits"
+    assert headers["copilot-vision-request"] == "true"
+    # Not sent to other providers.
+    await run(model(), rec, api_key="k")
+    assert "x-initiator" not in rec.requests[-1].headers

@@ -20,6 +20,7 @@ from typing import Any
 from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.providers.copilot_headers import COPILOT_PROVIDER, copilot_dynamic_headers
 from tau.ai.providers.openai_compat import resolve_compat
 from tau.ai.providers.openai_completions_request import build_params
 from tau.ai.providers.openai_completions_stream import ChunkMapper
@@ -37,6 +38,8 @@ def _headers(
     if key:
         headers["authorization"] = f"Bearer {key}"
     headers.update(model.headers or {})
+    if model.provider == COPILOT_PROVIDER:
+        headers.update(copilot_dynamic_headers(context))
     headers.update(options.get("headers") or {})
     return headers
 
