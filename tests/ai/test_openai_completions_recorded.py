@@ -20,6 +20,7 @@ import yaml
 from tau.ai import AssistantMessage, Context, UserMessage, stream
 from tau.ai.types import Model, TextContent, ThinkingContent
 from tests.ai.openai_sdk_check import EXTENSION_KEYS, check_openai_body
+from tests.ai.servers import LocalServer, Reply
 from tests.ai.streamcheck import check_grammar
 from tests.conftest import RECORDED
 
@@ -253,3 +254,24 @@ def test_expected_values_are_not_trivial() -> None:
         pytest.skip("recordings not present")
     assert len(with_text) >= 20 and len(with_reasoning) >= 8
     assert len(with_tools) >= 3 and len(with_errors) >= 3
+
+
+def _odd_chunks(data: bytes, size: int = 997) -> list[bytes]:
+    # Chunk boundaries that fall mid-line and mid-UTF-8 sequence, unlike the events' own.
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+@pytest.mark.parametrize("rec", RECORDINGS, ids=[r.name for r in RECORDINGS])
+async def test_recording_via_local_server(rec: Recording) -> None:
+    reply = Reply(
+        rec.status, {"content-type": rec.headers["content-type"]}, _odd_chunks(rec.body.encode())
+    )
+    async with LocalServer([reply]) as server:
+        base = model_for(rec)
+        base.base_url = server.url + urlsplit(base.base_url).path
+        s = stream(base, Context([UserMessage("hi")]), api_key="k", max_retries=0)
+        events = [e async for e in s]
+        message = await s.result()
+    check_grammar(events)
+    check_against_recording(rec, message)
+    assert server.requests[0].path == urlsplit(rec.uri).path
