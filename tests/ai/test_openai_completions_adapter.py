@@ -173,3 +173,51 @@ async def test_copilot_dynamic_headers() -> None:
     # Not sent to other providers.
     await run(model(), rec, api_key="k")
     assert "x-initiator" not in rec.requests[-1].headers
+
+
+async def test_retry_after_429_then_success_over_a_local_server() -> None:
+    from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
+
+    replies = [
+        Reply(
+            429,
+            {"content-type": "application/json", "retry-after-ms": "10"},
+            [b'{"error":{"message":"slow down"}}'],
+        ),
+        Reply(200, SSE_HEADERS, [SSE.encode()]),
+    ]
+    async with LocalServer(replies) as server:
+        m = model("vllm", server.url + "/v1", "local-model")
+        msg = await complete(m, Context([UserMessage("hi")]), api_key="k")
+    assert msg.stop_reason == "stop" and msg.text == "Hi"
+    assert len(server.requests) == 2
+
+
+async def test_abort_mid_stream_keeps_partial_text() -> None:
+    from tau.ai import AbortController, stream
+    from tests.ai.servers import STALL, SSE_HEADERS, LocalServer, Reply
+
+    first = (
+        b'data: {"choices":[{"index":0,"delta":{"content":"Partial"},"finish_reason":null}]}\n\n'
+    )
+    async with LocalServer([Reply(200, SSE_HEADERS, [first, STALL])]) as server:
+        m = model("vllm", server.url + "/v1", "local-model")
+        controller = AbortController()
+        s = stream(m, Context([UserMessage("hi")]), api_key="k", signal=controller.signal)
+        async for event in s:
+            if event.type == "text_delta":
+                controller.abort()
+        msg = await s.result()
+    assert msg.stop_reason == "aborted"
+    assert msg.text == "Partial"
+
+
+async def test_truncated_stream_over_a_local_server() -> None:
+    from tests.ai.servers import CLOSE, SSE_HEADERS, LocalServer, Reply
+
+    first = b'data: {"choices":[{"index":0,"delta":{"content":"Cut"},"finish_reason":null}]}\n\n'
+    async with LocalServer([Reply(200, SSE_HEADERS, [first, CLOSE])]) as server:
+        m = model("vllm", server.url + "/v1", "local-model")
+        msg = await complete(m, Context([UserMessage("hi")]), api_key="k")
+    assert msg.stop_reason == "error" and msg.text == "Cut"
+    assert msg.error_message

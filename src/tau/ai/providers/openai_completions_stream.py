@@ -289,6 +289,16 @@ class ChunkMapper:
         return self._calls[-1] if self._calls else None
 
     def _tool_call_delta(self, item: dict[str, Any]) -> None:
+        if "id" not in item:
+            # Fast path, one per argument fragment: a continuation addressed by index only.
+            call = self._by_index.get(item.get("index"))  # type: ignore[arg-type]
+            function = item.get("function")
+            if call is not None and type(function) is dict and "name" not in function:
+                arguments = function.get("arguments")
+                if type(arguments) is str:
+                    if arguments:
+                        self.builder.tool_call_delta(call.content_index, arguments)
+                    return
         call_id = item.get("id")
         call_id = call_id if isinstance(call_id, str) else ""
         function = item.get("function")
