@@ -152,27 +152,33 @@ class ChunkMapper:
     def feed(self, chunk: dict[str, Any]) -> None:
         """Apply one parsed chunk."""
         self.chunks += 1
-        usage = chunk.get("usage")
         choices = chunk.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        if not isinstance(choice, dict):
+        choice = choices[0] if type(choices) is list and choices else None
+        if type(choice) is not dict:
             choice = None
-        if not isinstance(usage, dict):
-            usage = choice.get("usage") if choice is not None else None  # Moonshot
-            if not isinstance(usage, dict):
-                groq = chunk.get("x_groq")
-                usage = groq.get("usage") if isinstance(groq, dict) else None
-        if isinstance(usage, dict):
+        usage = chunk.get("usage")
+        if usage is None:
+            if choice is not None and "usage" in choice:
+                usage = choice["usage"]  # Moonshot
+            elif "x_groq" in chunk:
+                groq = chunk["x_groq"]
+                usage = groq.get("usage") if type(groq) is dict else None
+        if type(usage) is dict:
             self.builder.message.usage = parse_usage(usage, self.model)
-        error = chunk.get("error")
-        if error:
+        if "error" in chunk and chunk["error"]:
             # A mid-stream failure (OpenRouter chunk error, Groq ``event: error``).
-            raise ProviderError(describe_error_object(error))
+            raise ProviderError(describe_error_object(chunk["error"]))
         if choice is None:
             return
         delta = choice.get("delta")
-        if isinstance(delta, dict):
-            self._delta(delta)
+        if type(delta) is dict:
+            content = delta.get("content")
+            if len(delta) == 1 and type(content) is str:
+                # The one delta per token: plain text and nothing else.
+                if content:
+                    self._text_delta(content)
+            else:
+                self._delta(delta)
         reason = choice.get("finish_reason")
         if reason:
             self.finish_reason = str(reason)
