@@ -15,12 +15,12 @@ from urllib.parse import urlsplit
 
 import httpx2
 import pytest
-import yaml
 
 from tau.ai import AssistantMessage, Context, UserMessage, stream
 from tau.ai.types import Model, TextContent, ThinkingContent
 from tests.ai.openai_sdk_check import EXTENSION_KEYS, check_openai_body
-from tests.ai.servers import LocalServer, Reply
+from tests.ai.replay import Recorded, load, mock_client, replies
+from tests.ai.servers import LocalServer
 from tests.ai.streamcheck import check_grammar
 from tests.conftest import RECORDED
 
@@ -39,47 +39,35 @@ PROVIDERS = {
 
 @dataclass
 class Recording:
-    """One recorded chat-completions exchange."""
+    """One recorded chat-completions stream (a :class:`~tests.ai.replay.Recorded`, named)."""
 
     name: str
-    uri: str
-    status: int
-    headers: dict[str, str]
-    body: str
-    request: dict[str, Any] = field(default_factory=dict)
+    recorded: Recorded
+
+    @property
+    def uri(self) -> str:
+        return self.recorded.uri.split("#", 1)[0]
+
+    @property
+    def body(self) -> str:
+        return self.recorded.text
+
+    @property
+    def request(self) -> dict[str, Any]:
+        body = self.recorded.request_body
+        return body if isinstance(body, dict) else {}
 
 
 def _recordings() -> list[Recording]:
     if not RECORDED.is_dir():
         return []
-    found: list[Recording] = []
-    for path in sorted(RECORDED.rglob("*.yaml")):
-        data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
-        for i, interaction in enumerate(data.get("interactions") or []):
-            request = interaction["request"]
-            uri = request["uri"].split("#", 1)[0]
-            if not urlsplit(uri).path.endswith("/chat/completions"):
-                continue
-            response = interaction["response"]
-            body = response["body"]["string"]
-            headers = {
-                k.lower(): v[0] if isinstance(v, list) else v
-                for k, v in response["headers"].items()
-            }
-            if "event-stream" not in headers.get("content-type", ""):
-                continue
-            parsed = request.get("parsed_body") or {}
-            found.append(
-                Recording(
-                    f"{path.parent.name}/{path.stem}[{i}]",
-                    uri,
-                    response["status"]["code"],
-                    headers,
-                    body,
-                    parsed if isinstance(parsed, dict) else {},
-                )
-            )
-    return found
+    paths = sorted(RECORDED.rglob("*.yaml"))
+    return [
+        Recording(f"{path.parent.name}/{path.stem}[{n}]", recorded)
+        for path in paths
+        for n, recorded in enumerate(load(path))
+        if recorded.is_sse and urlsplit(recorded.uri).path.endswith("/chat/completions")
+    ]
 
 
 RECORDINGS = _recordings()
@@ -174,18 +162,6 @@ def model_for(rec: Recording) -> Model:
     )
 
 
-def transport_for(rec: Recording, seen: list[httpx2.Request]) -> httpx2.MockTransport:
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        seen.append(request)
-        return httpx2.Response(
-            rec.status,
-            headers={"content-type": rec.headers["content-type"]},
-            content=rec.body.encode(),
-        )
-
-    return httpx2.MockTransport(handler)
-
-
 def check_against_recording(rec: Recording, message: AssistantMessage) -> None:
     exp = expected_from_sse(rec.body)
     text = "".join(b.text for b in message.content if isinstance(b, TextContent))
@@ -231,7 +207,7 @@ def test_every_chat_completions_recording_is_covered() -> None:
 async def test_recording_via_transport(rec: Recording) -> None:
     seen: list[httpx2.Request] = []
     model = model_for(rec)
-    async with httpx2.AsyncClient(transport=transport_for(rec, seen)) as client:
+    async with mock_client([rec.recorded], seen) as client:
         s = stream(model, Context([UserMessage("hi")]), api_key="test-key", client=client)
         events = [e async for e in s]
         message = await s.result()
@@ -256,17 +232,10 @@ def test_expected_values_are_not_trivial() -> None:
     assert len(with_tools) >= 3 and len(with_errors) >= 3
 
 
-def _odd_chunks(data: bytes, size: int = 997) -> list[bytes]:
-    # Chunk boundaries that fall mid-line and mid-UTF-8 sequence, unlike the events' own.
-    return [data[i : i + size] for i in range(0, len(data), size)]
-
-
 @pytest.mark.parametrize("rec", RECORDINGS, ids=[r.name for r in RECORDINGS])
 async def test_recording_via_local_server(rec: Recording) -> None:
-    reply = Reply(
-        rec.status, {"content-type": rec.headers["content-type"]}, _odd_chunks(rec.body.encode())
-    )
-    async with LocalServer([reply]) as server:
+    # Odd-sized chunks: cuts fall mid-line and mid-UTF-8 sequence, unlike the events' own.
+    async with LocalServer(replies([rec.recorded], chunk_size=997)) as server:
         base = model_for(rec)
         base.base_url = server.url + urlsplit(base.base_url).path
         s = stream(base, Context([UserMessage("hi")]), api_key="k", max_retries=0)
