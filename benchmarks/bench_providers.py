@@ -298,6 +298,86 @@ def responses_tool_case() -> Case:
     return Case("responses-tool-200KB", _responses_events(added, deltas, done), run)
 
 
+# --------------------------------------------------------------------------- openai-completions
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    # The shape api.openai.com streams (see the recordings under test_openai/).
+    chunk = {
+        "id": "chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc",
+        "object": "chat.completion.chunk",
+        "created": 1782955818,
+        "model": "gpt-4o-mini-2024-07-18",
+        "service_tier": "default",
+        "system_fingerprint": "fp_d0469e1700",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        "usage": None,
+        "obfuscation": "auU6fTns",
+    }
+    return f"data: {json.dumps(chunk, separators=(',', ':'))}\n\n".encode()
+
+
+def _openai_events(first: dict[str, Any], deltas: list[dict[str, Any]], stop: str) -> list[bytes]:
+    usage = {
+        "prompt_tokens": 1200,
+        "completion_tokens": 900,
+        "total_tokens": 2100,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+    }
+    tail = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "choices": [], "usage": usage}
+    return [
+        _chunk(first),
+        *(_chunk(d) for d in deltas),
+        _chunk({}, stop),
+        f"data: {json.dumps(tail, separators=(',', ':'))}\n\n".encode(),
+        b"data: [DONE]\n\n",
+    ]
+
+
+def _openai_model(base_url: str) -> Model:
+    return Model(
+        id="gpt-4o-mini",
+        name="bench",
+        api="openai-completions",
+        provider="openai",
+        base_url=base_url,
+        cost=ModelCost(input=0.15, output=0.6, cache_read=0.075),
+    )
+
+
+def openai_text_case() -> Case:
+    """5,000 chat-completions text deltas of a few characters each."""
+    first = {"role": "assistant", "content": "", "refusal": None}
+    deltas = [{"content": f" w{i}"} for i in range(TEXT_DELTAS)]
+
+    async def run(url: str) -> None:
+        await consume(_openai_model(url), Context([UserMessage("hi")]))
+
+    return Case("openai-text", _openai_events(first, deltas, "stop"), run)
+
+
+def openai_tool_case() -> Case:
+    """One tool call whose ~200 KB of JSON arguments arrive in ~100-byte deltas, by index."""
+    content = "lorem ipsum dolor sit amet " * (TOOL_BYTES // 27)
+    arguments = json.dumps({"path": "big.txt", "content": content})
+    step = TOOL_DELTA_BYTES
+    pieces = [arguments[i : i + step] for i in range(0, len(arguments), step)]
+    call = {"index": 0, "id": "call_b", "type": "function"}
+    first = {"role": "assistant", "tool_calls": [{**call, "function": {"name": "write_file"}}]}
+    deltas = [{"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in pieces]
+    schema = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+    }
+    tool = Tool("write_file", "Write a file", schema)
+
+    async def run(url: str) -> None:
+        await consume(_openai_model(url), Context([UserMessage("hi")], tools=[tool]))
+
+    return Case("openai-tool-200KB", _openai_events(first, deltas, "tool_calls"), run)
+
+
 # --------------------------------------------------------------------------- mistral
 
 
@@ -345,6 +425,8 @@ def cases() -> list[Case]:
         responses_reasoning_case(),
         responses_tool_case(),
         mistral_text_case(),
+        openai_text_case(),
+        openai_tool_case(),
     ]
 
 
@@ -363,7 +445,8 @@ async def bare_loop(url: str, client: httpx2.AsyncClient) -> int:
             for record in records:
                 for line in record.split(b"\n"):
                     if line.startswith(b"data: "):
-                        loads(line[6:])
+                        if line != b"data: [DONE]":  # chat completions' end marker
+                            loads(line[6:])
                         count += 1
     return count
 

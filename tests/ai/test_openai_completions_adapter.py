@@ -195,7 +195,7 @@ async def test_retry_after_429_then_success_over_a_local_server() -> None:
 
 async def test_abort_mid_stream_keeps_partial_text() -> None:
     from tau.ai import AbortController, stream
-    from tests.ai.servers import STALL, SSE_HEADERS, LocalServer, Reply
+    from tests.ai.servers import SSE_HEADERS, STALL, LocalServer, Reply
 
     first = (
         b'data: {"choices":[{"index":0,"delta":{"content":"Partial"},"finish_reason":null}]}\n\n'

@@ -40,7 +40,8 @@ class ResolvedCompat:
     """Whether ``tools: []`` may be sent (api.openai.com rejects an empty list)."""
 
 
-def _is(model: Model, provider: str, *url_parts: str) -> bool:
+def is_endpoint(model: Model, provider: str, *url_parts: str) -> bool:
+    """Whether ``model`` is ``provider``'s, by id or by any of ``url_parts`` in its base URL."""
     url = model.base_url.lower()
     return model.provider == provider or any(part in url for part in url_parts)
 
@@ -48,20 +49,20 @@ def _is(model: Model, provider: str, *url_parts: str) -> bool:
 def detect_compat(model: Model) -> ResolvedCompat:
     """The dialect implied by ``model.provider`` and ``model.base_url`` alone."""
     url = model.base_url.lower()
-    is_zai = _is(model, "zai", "api.z.ai")
-    is_grok = _is(model, "xai", "api.x.ai")
-    is_openrouter = _is(model, "openrouter", "openrouter.ai")
-    is_groq = _is(model, "groq", "groq.com")
+    is_zai = is_endpoint(model, "zai", "api.z.ai")
+    is_grok = is_endpoint(model, "xai", "api.x.ai")
+    is_openrouter = is_endpoint(model, "openrouter", "openrouter.ai")
+    is_groq = is_endpoint(model, "groq", "groq.com")
     # Mistral's chat endpoint validates strictly and rejects OpenAI-only fields.
-    is_mistral = _is(model, "mistral", "api.mistral.ai")
-    is_openai = _is(model, "openai", "api.openai.com")
+    is_mistral = is_endpoint(model, "mistral", "api.mistral.ai")
+    is_openai = is_endpoint(model, "openai", "api.openai.com")
     non_standard = (
-        _is(model, "cerebras", "cerebras.ai")
+        is_endpoint(model, "cerebras", "cerebras.ai")
         or is_grok
         or "chutes.ai" in url
         or "deepseek.com" in url
         or is_zai
-        or _is(model, "opencode", "opencode.ai")
+        or is_endpoint(model, "opencode", "opencode.ai")
         or is_mistral
     )
     effort_map: dict[str, str] = {}
@@ -76,7 +77,7 @@ def detect_compat(model: Model) -> ResolvedCompat:
     return ResolvedCompat(
         supports_store=not non_standard,
         supports_developer_role=not non_standard
-        and not _is(model, "huggingface", "huggingface.co"),
+        and not is_endpoint(model, "huggingface", "huggingface.co"),
         supports_reasoning_effort=not (is_grok or is_zai),
         reasoning_effort_map=effort_map,
         # Mistral always reports usage and rejects ``stream_options``.
@@ -109,4 +110,10 @@ def resolve_compat(model: Model) -> ResolvedCompat:
     return ResolvedCompat(**values)
 
 
-__all__ = ["OpenAICompletionsCompat", "ResolvedCompat", "detect_compat", "resolve_compat"]
+__all__ = [
+    "OpenAICompletionsCompat",
+    "ResolvedCompat",
+    "detect_compat",
+    "is_endpoint",
+    "resolve_compat",
+]

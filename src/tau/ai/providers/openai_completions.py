@@ -21,12 +21,17 @@ from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, laun
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.copilot_headers import COPILOT_PROVIDER, copilot_dynamic_headers
-from tau.ai.providers.openai_compat import resolve_compat
+from tau.ai.providers.openai_compat import is_endpoint, resolve_compat
 from tau.ai.providers.openai_completions_request import build_params
 from tau.ai.providers.openai_completions_stream import ChunkMapper
 from tau.ai.providers.simple_options import base_options, clamp_reasoning, supports_xhigh
 from tau.ai.types import Context, Model
-from tau.ai.utils.transform import normalize_openai_completions_id, transform_messages
+from tau.ai.utils.transform_messages import (
+    MistralIdNormalizer,
+    ToolCallIdNormalizer,
+    normalize_id_openai_completions,
+    transform_messages,
+)
 
 __all__ = ["stream", "stream_simple"]
 
@@ -42,6 +47,13 @@ def _headers(
         headers.update(copilot_dynamic_headers(context))
     headers.update(options.get("headers") or {})
     return headers
+
+
+def _id_normalizer(model: Model) -> ToolCallIdNormalizer:
+    # Mistral's chat endpoint takes only 9-alphanumeric tool-call ids.
+    if is_endpoint(model, "mistral", "api.mistral.ai"):
+        return MistralIdNormalizer()
+    return normalize_id_openai_completions
 
 
 def _http_error(exc: ProviderError, key: str, model: Model) -> str:
@@ -73,7 +85,7 @@ def stream(
         from tau.ai.http import ProviderHTTPError, open_stream
 
         compat = resolve_compat(model)
-        messages = transform_messages(context.messages, model, normalize_openai_completions_id)
+        messages = transform_messages(context.messages, model, _id_normalizer(model))
         body = build_params(model, context, messages, compat, options)
         body = await apply_on_payload(options, body, model)
         key = resolve_api_key(model, options) or ""

@@ -165,7 +165,7 @@ class ChunkMapper:
                 usage = groq.get("usage") if type(groq) is dict else None
         if type(usage) is dict:
             self.builder.message.usage = parse_usage(usage, self.model)
-        if "error" in chunk and chunk["error"]:
+        if chunk.get("error"):
             # A mid-stream failure (OpenRouter chunk error, Groq ``event: error``).
             raise ProviderError(describe_error_object(chunk["error"]))
         if choice is None:
@@ -173,10 +173,14 @@ class ChunkMapper:
         delta = choice.get("delta")
         if type(delta) is dict:
             content = delta.get("content")
-            if len(delta) == 1 and type(content) is str:
+            if len(delta) != 1:
+                self._delta(delta)
+            elif type(content) is str:
                 # The one delta per token: plain text and nothing else.
                 if content:
                     self._text_delta(content)
+            elif "tool_calls" in delta:
+                self._tool_calls(delta["tool_calls"])
             else:
                 self._delta(delta)
         reason = choice.get("finish_reason")
@@ -201,10 +205,8 @@ class ChunkMapper:
         elif isinstance(content, list):
             self._content_parts(content)
         tool_calls = delta.get("tool_calls")
-        if isinstance(tool_calls, list):
-            for item in tool_calls:
-                if isinstance(item, dict):
-                    self._tool_call_delta(item)
+        if tool_calls:
+            self._tool_calls(tool_calls)
         details = delta.get("reasoning_details")
         if isinstance(details, list):
             self._encrypted_details(details)
@@ -293,6 +295,12 @@ class ChunkMapper:
         if call_id:
             return None
         return self._calls[-1] if self._calls else None
+
+    def _tool_calls(self, items: Any) -> None:
+        if type(items) is list:
+            for item in items:
+                if type(item) is dict:
+                    self._tool_call_delta(item)
 
     def _tool_call_delta(self, item: dict[str, Any]) -> None:
         if "id" not in item:
