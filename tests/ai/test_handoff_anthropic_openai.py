@@ -140,7 +140,7 @@ def _claude_history() -> list[Message]:
         ),
         ToolResultMessage("toolu_01Paris", "get_weather", [TextContent("Sunny, 21°C")]),
         # An aborted turn: partial text and a thinking block whose signature never arrived.
-        claude(ThinkingContent("Now Ro", ""), TextContent("Paris is sun"), stop="aborted"),
+        claude(ThinkingContent("Now Ro", ""), TextContent("Interrupted answ"), stop="aborted"),
         UserMessage("Go on."),
     ]
 
@@ -170,7 +170,7 @@ async def test_anthropic_history_to_openai_compatible() -> None:
         "tool_call_id": "toolu_01Paris",
     }
     # The aborted turn is not sent at all.
-    assert "Paris is sun" not in json.dumps(body) and "Now Ro" not in json.dumps(body)
+    assert "Interrupted answ" not in json.dumps(body) and "Now Ro" not in json.dumps(body)
     assert messages[4] == {"role": "user", "content": "Go on."}
 
     # The OpenAI-compatible model's turn, decoded.
@@ -198,3 +198,38 @@ async def test_responses_style_ids_are_normalised_for_chat_completions() -> None
     assert "|" not in call_id and len(call_id) <= 40
     assert call_id.startswith("call_pAYb")
     assert body["messages"][3]["tool_call_id"] == call_id
+
+
+async def test_openai_compatible_turn_handed_back_to_anthropic() -> None:
+    history = _claude_history()
+    reply, _ = await _call(GPT_OSS, history, GROQ_REPLY)
+    history += [
+        reply,
+        ToolResultMessage(reply.tool_calls[0].id, "get_weather", [TextContent("Cloudy")]),
+    ]
+
+    # Back to Anthropic.
+    final, body = await _call(CLAUDE, history, CLAUDE_REPLY)
+    assert final.text == "Both done." and final.stop_reason == "stop"
+    sent = body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "user", "assistant", "user"]
+    first = sent[1]["content"]
+    # Claude's own signed thinking goes back to Claude as it was.
+    assert first[0] == {
+        "type": "thinking",
+        "thinking": "The user wants Paris first.",
+        "signature": SIGNATURE,
+    }
+    assert first[-1]["type"] == "tool_use" and first[-1]["id"] == "toolu_01Paris"
+    foreign = sent[4]["content"]
+    # The other model's reasoning arrives, at most, as plain text; never as a thinking block.
+    assert all(block["type"] in ("text", "tool_use") for block in foreign)
+    assert any(block.get("text") == "Paris is sunny. Checking Rome." for block in foreign)
+    tool_use = foreign[-1]
+    assert tool_use["type"] == "tool_use" and tool_use["name"] == "get_weather"
+    assert tool_use["input"] == {"city": "Rome"}
+    # Anthropic accepts only [A-Za-z0-9_-]{1,64} ids: the Groq id is normalised consistently.
+    result = sent[5]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == tool_use["id"]
+    assert all(c.isalnum() or c in "_-" for c in tool_use["id"]) and len(tool_use["id"]) <= 64
+    assert "Interrupted answ" not in json.dumps(body)
