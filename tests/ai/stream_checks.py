@@ -5,45 +5,77 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tau.ai import AssistantMessage, AssistantMessageEvent
+from tau.ai.events import (
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ToolCallDeltaEvent,
+)
 from tau.ai.types import TextContent, ThinkingContent, ToolCall
 
 _KIND = {"text": TextContent, "thinking": ThinkingContent, "toolcall": ToolCall}
+_DELTAS = (TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent)
 
 
-def check_grammar(events: Sequence[AssistantMessageEvent], message: AssistantMessage) -> None:
-    """``start`` first; per content index start, deltas, end; one terminal event, last; the
-    deltas of each block add up to its final content; ``partial`` is always the same object."""
+def check_grammar(
+    events: Sequence[AssistantMessageEvent], message: AssistantMessage | None = None
+) -> None:
+    """``start`` first and only once; per content index start, deltas, end, indexes opened in
+    order; one terminal event, last; the deltas of each text/thinking block add up to its final
+    content; ``partial`` is always the same object. Blocks may stay open only when the stream
+    ends with ``error``.
+
+    ``message`` is the final message to check the blocks against; by default the terminal
+    event's.
+    """
     assert events, "no events"
-    assert events[0].type == "start"
+    first, last = events[0], events[-1]
+    assert isinstance(first, StartEvent), first
+    assert sum(e.type == "start" for e in events) == 1
     terminal = [e for e in events if e.type in ("done", "error")]
-    assert len(terminal) == 1 and events[-1] is terminal[0]
+    assert len(terminal) == 1 and last is terminal[0], terminal
+    assert isinstance(last, DoneEvent | ErrorEvent)
+    if message is None:
+        message = last.message if isinstance(last, DoneEvent) else last.error
+    final = message
     open_blocks: dict[int, str] = {}
     deltas: dict[int, list[str]] = {}
     closed: set[int] = set()
-    partial = events[0].partial
+    next_index = 0
+    partial = first.partial
     for event in events[1:-1]:
-        assert event.partial is partial  # type: ignore[union-attr]
         kind, _, phase = event.type.partition("_")
-        index = event.content_index  # type: ignore[union-attr]
+        assert kind in _KIND and phase in ("start", "delta", "end"), event
+        assert not isinstance(event, StartEvent | DoneEvent | ErrorEvent)
+        assert event.partial is partial
+        index = event.content_index
         if phase == "start":
+            assert index == next_index, (index, next_index)
             assert index not in open_blocks and index not in closed
-            assert isinstance(message.content[index], _KIND[kind])
+            assert isinstance(final.content[index], _KIND[kind])
+            next_index += 1
             open_blocks[index] = kind
             deltas[index] = []
         elif phase == "delta":
-            assert open_blocks.get(index) == kind
-            deltas[index].append(event.delta)  # type: ignore[union-attr]
-        elif phase == "end":
-            assert open_blocks.pop(index) == kind
+            assert isinstance(event, _DELTAS)
+            assert open_blocks.get(index) == kind, event
+            deltas[index].append(event.delta)
+        else:
+            assert open_blocks.pop(index, None) == kind, event
             closed.add(index)
-            block = message.content[index]
+            block = final.content[index]
             joined = "".join(deltas[index])
             if isinstance(block, TextContent):
-                assert joined == block.text == event.content  # type: ignore[union-attr]
+                assert isinstance(event, TextEndEvent)
+                assert joined == block.text == event.content
             elif isinstance(block, ThinkingContent):
-                assert joined == block.thinking == event.content  # type: ignore[union-attr]
-        else:
-            raise AssertionError(f"unexpected event {event.type}")
-    if events[-1].type == "done":
+                assert isinstance(event, ThinkingEndEvent)
+                assert joined == block.thinking == event.content
+    assert len(final.content) == next_index
+    if isinstance(last, DoneEvent):
         assert not open_blocks, f"blocks left open: {open_blocks}"
-        assert closed == set(range(len(message.content)))
+        assert closed == set(range(len(final.content)))

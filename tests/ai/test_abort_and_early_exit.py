@@ -13,7 +13,7 @@ from tau.ai import AbortController, AssistantMessageEvent, Context, UserMessage,
 from tau.ai import builder as builder_module
 from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call
 
-from .streamcheck import check_grammar
+from .stream_checks import check_grammar
 
 CTX = Context([UserMessage("go")])
 LONG_TEXT = "".join(f"word{i} " for i in range(500))

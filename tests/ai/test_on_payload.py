@@ -7,7 +7,7 @@ from typing import Any
 from tau.ai import Context, Model, UserMessage, stream
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, faux_payloads
 
-from .streamcheck import check_grammar
+from .stream_checks import check_grammar
 
 CTX = Context([UserMessage("hello")], system_prompt="be brief")
 

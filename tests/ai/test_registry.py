@@ -25,7 +25,7 @@ from tau.ai import (
 )
 from tau.ai import registry as registry_module
 
-from .streamcheck import check_grammar
+from .stream_checks import check_grammar
 
 CTX = Context([UserMessage("hi")])
 

@@ -14,7 +14,7 @@ from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
 from tau.ai.catalog import get_model
 from tau.ai.providers.mistral import MistralStreamProcessor
 from tau.ai.providers.responses_shared import ResponsesStreamProcessor
-from tests.ai.streamcheck import check_grammar
+from tests.ai.stream_checks import check_grammar
 
 MODEL = get_model("openai", "gpt-5-mini")
 assert MODEL is not None

@@ -12,7 +12,7 @@ from tau.ai import Context, UserMessage, complete, stream
 from tau.ai.catalog import get_model
 from tau.ai.types import AssistantMessage, Model
 from tests.ai.servers import CLOSE, SSE_HEADERS, LocalServer, Reply
-from tests.ai.streamcheck import check_grammar
+from tests.ai.stream_checks import check_grammar
 
 
 def sse(*events: dict[str, Any]) -> bytes:

@@ -17,7 +17,7 @@ from tau.ai import (
 )
 from tau.ai.providers.faux import FauxResponse, faux_model, text, thinking, tool_call
 
-from .streamcheck import check_grammar
+from .stream_checks import check_grammar
 
 CTX = Context([UserMessage("go")])
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tau.ai import Context, TextContent, ThinkingContent, ToolCall, UserMessage, stream
 from tau.ai.providers.faux import FauxResponse, faux_model
 
-from .streamcheck import check_grammar
+from .stream_checks import check_grammar
 
 _text = st.text(max_size=40)
 _json = st.recursive(

@@ -20,7 +20,7 @@ from tau.ai import builder as builder_module
 from tau.ai import entry as entry_module
 from tau.ai.providers.faux import FauxResponse, faux_model, text
 
-from .streamcheck import check_grammar
+from .stream_checks import check_grammar
 
 CTX = Context([UserMessage("hi")])
 
