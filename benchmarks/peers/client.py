@@ -1,6 +1,6 @@
 """One library streaming from the local server, in its own process; prints one JSON result.
 
-``python client.py LIB SHAPE PORT REQUESTS CONCURRENCY`` where LIB is floor, tau, openai,
+``python client.py LIB SHAPE PORT REQUESTS CONCURRENCY [short]`` where LIB is floor, tau, openai,
 anthropic, litellm or pydantic_ai and SHAPE is openai or anthropic. CPU is this process's
 time over the measured requests (after warm-up), divided by the SSE events the server sent.
 """
@@ -31,10 +31,15 @@ def events_per_response(shape: str, query: str) -> int:
     return anthropic_stream(int(q["text"]), int(q["tool"]))[1]
 
 
-def make_runner(lib: str, shape: str, root: str, concurrency: int) -> Runner:
-    query = OPENAI_QUERY if shape == "openai" else ANTHROPIC_QUERY
-    if concurrency > 1:
-        query = query.replace("5000", "200").replace("text=1000&tool=200000", "text=150&tool=5000")
+def query_for(shape: str, short: bool) -> str:
+    """The response size: the full shapes, or short ones for the concurrency runs."""
+    if shape == "openai":
+        return "deltas=200" if short else OPENAI_QUERY
+    return "text=150&tool=5000" if short else ANTHROPIC_QUERY
+
+
+def make_runner(lib: str, shape: str, root: str, concurrency: int, short: bool) -> Runner:
+    query = query_for(shape, short)
     base = f"{root}/s/{query}"
     openai_base = f"{base}/v1"
     limits_needed = max(concurrency, 10)
@@ -206,15 +211,12 @@ def make_runner(lib: str, shape: str, root: str, concurrency: int) -> Runner:
 
 
 async def measure(
-    lib: str, shape: str, port: int, requests: int, concurrency: int
+    lib: str, shape: str, port: int, requests: int, concurrency: int, short: bool
 ) -> dict[str, object]:
-    run = make_runner(lib, shape, f"http://127.0.0.1:{port}", concurrency)
+    run = make_runner(lib, shape, f"http://127.0.0.1:{port}", concurrency, short)
     for _ in range(2):
         await run()
-    query = OPENAI_QUERY if shape == "openai" else ANTHROPIC_QUERY
-    if concurrency > 1:
-        query = query.replace("5000", "200").replace("text=1000&tool=200000", "text=150&tool=5000")
-    per_response = events_per_response(shape, query)
+    per_response = events_per_response(shape, query_for(shape, short))
     firsts: list[float] = []
     cpu0 = time.process_time()
     wall0 = time.perf_counter()
