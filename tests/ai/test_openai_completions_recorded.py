@@ -21,7 +21,7 @@ from tau.ai.types import Model, TextContent, ThinkingContent
 from tests.ai.openai_sdk_check import EXTENSION_KEYS, check_openai_body
 from tests.ai.replay import Recorded, load, mock_client, replies
 from tests.ai.servers import LocalServer
-from tests.ai.streamcheck import check_grammar
+from tests.ai.stream_checks import check_grammar
 from tests.conftest import RECORDED
 
 PROVIDERS = {

@@ -10,7 +10,7 @@ from tau.ai.builder import MessageBuilder
 from tau.ai.providers.openai_completions_stream import ChunkMapper, parse_usage
 from tau.ai.types import Model, ModelCost, ThinkingContent
 from tau.ai.utils.overflow import is_context_overflow
-from tests.ai.streamcheck import check_grammar
+from tests.ai.stream_checks import check_grammar
 
 MODEL = Model(
     id="gpt-test",
