@@ -20,12 +20,12 @@ from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, laun
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.openai_responses import (
-    request_headers,
     simple_reasoning_options,
     stream_responses,
 )
 from tau.ai.providers.responses_shared import base_payload
 from tau.ai.types import Context, Model
+from tau.ai.utils.sse_json import sse_request_headers
 
 __all__ = [
     "DEFAULT_API_VERSION",
@@ -125,7 +125,7 @@ def stream(
             f"?api-version={quote(resolve_api_version(opts), safe='')}"
         )
         payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
-        headers = request_headers(model, opts, {"api-key": api_key})
+        headers = sse_request_headers(model, opts, {"api-key": api_key})
         await stream_responses(builder, opts, url, headers, payload)
 
     return launch_stream(model, opts, run)

@@ -12,8 +12,6 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import jiter
-
 from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
@@ -37,6 +35,7 @@ if TYPE_CHECKING:
     from tau.ai.http import ProviderHTTPError
 from tau.ai.utils.hash import short_hash
 from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.utils.sse_json import decode_event_data, sse_request_headers
 from tau.ai.utils.transform_messages import MistralIdNormalizer, transform_messages
 
 __all__ = [
@@ -228,15 +227,9 @@ class MistralStreamProcessor:
 
     def handle_data(self, data: str) -> None:
         """Decode one SSE ``data`` field and handle it (``[DONE]`` is ignored)."""
-        if data == "[DONE]" or not data:
-            return
-        try:
-            chunk = jiter.from_json(data.encode())
-        except ValueError as exc:
-            raise ProviderError(f"Malformed JSON in Mistral stream chunk: {exc}") from None
-        if not isinstance(chunk, dict):
-            raise ProviderError(f"Unexpected Mistral stream chunk: {data[:200]}")
-        self.handle(chunk)
+        chunk = decode_event_data(data, "Mistral stream chunk")
+        if chunk is not None:
+            self.handle(chunk)
 
     def handle(self, chunk: JsonDict) -> None:
         """Handle one decoded stream chunk."""
@@ -399,12 +392,7 @@ def stream(
                 f"No API key for provider {model.provider!r}: set MISTRAL_API_KEY or pass api_key"
             )
         payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
-        headers: dict[str, str] = {
-            "authorization": f"Bearer {api_key}",
-            "accept": "text/event-stream",
-        }
-        headers.update(model.headers or {})
-        headers.update(opts.get("headers") or {})
+        headers = sse_request_headers(model, opts, {"authorization": f"Bearer {api_key}"})
         session_id = opts.get("session_id")
         # KV-cache affinity: requests of one session land on the same replica.
         if session_id and not any(key.lower() == "x-affinity" for key in headers):

@@ -19,10 +19,10 @@ from tau.ai.providers.responses_shared import (
 )
 from tau.ai.providers.simple_options import base_options, clamp_reasoning, supports_xhigh
 from tau.ai.types import Context, Model
+from tau.ai.utils.sse_json import sse_request_headers
 
 __all__ = [
     "build_payload",
-    "request_headers",
     "simple_reasoning_options",
     "stream",
     "stream_responses",
@@ -60,16 +60,6 @@ async def stream_responses(
     processor.finish()
 
 
-def request_headers(
-    model: Model, options: Mapping[str, Any], auth: Mapping[str, str]
-) -> dict[str, str]:
-    """Auth headers, then the model's headers, then the caller's (each may override)."""
-    headers = {"accept": "text/event-stream", **auth}
-    headers.update(model.headers or {})
-    headers.update(options.get("headers") or {})
-    return headers
-
-
 def stream(
     model: Model, context: Context, options: Mapping[str, Any] | None = None
 ) -> AssistantMessageEventStream:
@@ -84,7 +74,7 @@ def stream(
                 f"No API key for provider {model.provider!r}: set {variable} or pass api_key"
             )
         payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
-        headers = request_headers(model, opts, {"authorization": f"Bearer {api_key}"})
+        headers = sse_request_headers(model, opts, {"authorization": f"Bearer {api_key}"})
         url = model.base_url.rstrip("/") + "/responses"
         await stream_responses(builder, opts, url, headers, payload)
 

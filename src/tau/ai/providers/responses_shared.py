@@ -16,8 +16,6 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import jiter
-
 from tau.ai.builder import MessageBuilder, ProviderError
 from tau.ai.types import (
     AssistantMessage,
@@ -37,6 +35,7 @@ from tau.ai.utils.cost import calculate_cost
 from tau.ai.utils.hash import short_hash
 from tau.ai.utils.partial_json import parse_streaming_json
 from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.utils.sse_json import decode_event_data
 from tau.ai.utils.transform_messages import normalize_id_responses, transform_messages
 
 JsonDict = dict[str, Any]
@@ -344,15 +343,9 @@ class ResponsesStreamProcessor:
 
     def handle_data(self, data: str) -> None:
         """Decode one SSE ``data`` field and handle it (``[DONE]`` is ignored)."""
-        if data == "[DONE]" or not data:
-            return
-        try:
-            event = jiter.from_json(data.encode())
-        except ValueError as exc:
-            raise ProviderError(f"Malformed JSON in Responses stream event: {exc}") from None
-        if not isinstance(event, dict):
-            raise ProviderError(f"Unexpected Responses stream event: {data[:200]}")
-        self.handle(event)
+        event = decode_event_data(data, "Responses stream event")
+        if event is not None:
+            self.handle(event)
 
     def handle(self, event: JsonDict) -> None:
         """Handle one decoded stream event."""
