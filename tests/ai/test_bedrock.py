@@ -626,3 +626,31 @@ def test_botocore_and_google_auth_are_not_imported_by_tau_ai() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_abort_mid_stream_keeps_the_partial_message() -> None:
+    from tau.ai import AbortController
+    from tests.ai.servers import STALL
+
+    controller = AbortController()
+    body = [
+        START,
+        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hel"}}),
+        STALL,
+    ]
+    async with LocalServer([Reply(200, EVENT_STREAM, body)]) as server:
+        s = stream(
+            model(base_url=server.url),
+            Context([UserMessage("hi")]),
+            api_key="k",
+            signal=controller.signal,
+        )
+        events = []
+        async for e in s:
+            events.append(e)
+            if e.type == "text_delta":
+                controller.abort()
+        msg = await s.result()
+    check_grammar(events, msg)
+    assert events[-1].type == "error" and msg.stop_reason == "aborted"
+    assert msg.text == "Hel"

@@ -786,3 +786,26 @@ async def test_cost_is_computed_even_when_the_stream_fails() -> None:
     assert (
         msg.usage.cost.input == 1.0 and msg.usage.cost.output == 1.0 and msg.usage.cost.total == 2.0
     )
+
+
+async def test_abort_mid_stream_keeps_the_partial_message() -> None:
+    from tau.ai import AbortController
+    from tests.ai.servers import STALL
+
+    controller = AbortController()
+    async with LocalServer([Reply(200, SSE_HEADERS, [chunk({"text": "Hel"}), STALL])]) as server:
+        s = stream(
+            gemini(base_url=server.url),
+            Context([UserMessage("hi")]),
+            api_key="k",
+            signal=controller.signal,
+        )
+        events = []
+        async for event in s:
+            events.append(event)
+            if event.type == "text_delta":
+                controller.abort()
+        msg = await s.result()
+    check_grammar(events, msg)
+    assert events[-1].type == "error" and msg.stop_reason == "aborted"
+    assert msg.text == "Hel"
