@@ -18,6 +18,7 @@ from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.events import (
     DoneEvent,
     ErrorEvent,
+    ErrorReason,
     StartEvent,
     TextDeltaEvent,
     TextEndEvent,
@@ -32,7 +33,6 @@ from tau.ai.events import (
 from tau.ai.types import (
     AssistantMessage,
     Model,
-    StopReason,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -211,14 +211,13 @@ class MessageBuilder:
         if self.stream.done:
             return
         msg = self.message
-        if msg.stop_reason in ("error", "aborted"):
-            self.fail(
-                msg.error_message or UNKNOWN_ERROR_MESSAGE, aborted=msg.stop_reason == "aborted"
-            )
+        reason = msg.stop_reason
+        if reason == "error" or reason == "aborted":
+            self.fail(msg.error_message or UNKNOWN_ERROR_MESSAGE, aborted=reason == "aborted")
             return
         self.start()
         self.close_all()
-        self._push(DoneEvent(msg.stop_reason, msg))  # type: ignore[arg-type]
+        self._push(DoneEvent(reason, msg))
 
     def fail(self, error_message: str, *, aborted: bool = False) -> None:
         """End with an ``error`` event, keeping the partial content and usage."""
@@ -231,10 +230,10 @@ class MessageBuilder:
             if isinstance(block, ToolCall):
                 block.finish_arguments()
         self._open.clear()
-        reason: StopReason = "aborted" if aborted else "error"
+        reason: ErrorReason = "aborted" if aborted else "error"
         msg.stop_reason = reason
         msg.error_message = error_message
-        self._push(ErrorEvent(reason, msg))  # type: ignore[arg-type]
+        self._push(ErrorEvent(reason, msg))
 
 
 async def apply_on_payload(
