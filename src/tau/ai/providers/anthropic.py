@@ -60,7 +60,6 @@ __all__ = [
     "stream_simple",
 ]
 
-API = "anthropic-messages"
 ANTHROPIC_VERSION = "2023-06-01"
 BETA_FINE_GRAINED_TOOLS = "fine-grained-tool-streaming-2025-05-14"
 BETA_INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
