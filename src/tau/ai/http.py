@@ -57,7 +57,6 @@ __all__ = [
     "close_client",
     "error_message_from_body",
     "get_client",
-    "iter_sse",
     "open_stream",
     "resolve_timeouts",
     "retry_delay_from_headers",
@@ -282,17 +281,6 @@ class SSEDecoder:
         self._event = ""
         self._retry = None
         return event
-
-
-async def iter_sse(response: httpx2.Response) -> AsyncIterator[SSEEvent]:
-    """The events of a streamed ``httpx2`` response (no timeouts; see :class:`HTTPStream`)."""
-    decoder = SSEDecoder()
-    feed = decoder.feed
-    async for chunk in response.aiter_bytes():
-        for event in feed(chunk):
-            yield event
-    for event in decoder.close():
-        yield event
 
 
 # --------------------------------------------------------------------------- errors
