@@ -302,7 +302,7 @@ def resolve_region(options: Mapping[str, Any]) -> str:
         return str(region)
     profile = options.get("profile") or os.environ.get("AWS_PROFILE")
     if profile:
-        configured = Session(profile=profile).get_config_variable("region")
+        configured = _session(profile).get_config_variable("region")
         if configured:
             return str(configured)
     return "us-east-1"
@@ -328,12 +328,17 @@ def bearer_token(options: Mapping[str, Any]) -> str | None:
 _sessions: dict[str | None, Session] = {}
 
 
-def _frozen_credentials(profile: str | None) -> Any:
-    # One botocore session per profile, so refreshable credentials are cached and reused.
+def _session(profile: str | None) -> Session:
+    # One botocore session per profile: its config is read once, and refreshable
+    # credentials are cached and reused across calls.
     session = _sessions.get(profile)
     if session is None:
         session = _sessions[profile] = Session(profile=profile)
-    credentials = session.get_credentials()
+    return session
+
+
+def _frozen_credentials(profile: str | None) -> Any:
+    credentials = _session(profile).get_credentials()
     if credentials is None:
         where = f"profile {profile!r}" if profile else "the standard AWS credential chain"
         raise ProviderError(
