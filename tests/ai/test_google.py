@@ -644,7 +644,6 @@ def clean_gcp_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(google_vertex._Adc, "credentials", None)
     monkeypatch.setattr(google_vertex._Adc, "project", None)
-    monkeypatch.setattr(google_vertex._Adc, "lock", None)
 
 
 async def test_vertex_api_key_from_env(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,7 +84,8 @@ class _Adc:
 
     credentials: Any = None
     project: str | None = None
-    lock: asyncio.Lock | None = None
+    # A thread lock, not an asyncio one: calls may come from several event loops.
+    lock = threading.Lock()
 
 
 def _load_adc() -> tuple[Any, str | None]:
@@ -117,17 +119,19 @@ def _refresh(credentials: Any) -> None:
         raise ProviderError(f"Refreshing Google credentials failed: {exc}") from None
 
 
-async def adc_token() -> tuple[str, str | None]:
-    """A valid ADC access token and the ADC's project (file reads and refreshes off-loop)."""
-    if _Adc.lock is None:
-        _Adc.lock = asyncio.Lock()
-    async with _Adc.lock:
+def _token() -> tuple[str, str | None]:
+    with _Adc.lock:
         if _Adc.credentials is None:
-            _Adc.credentials, _Adc.project = await asyncio.to_thread(_load_adc)
+            _Adc.credentials, _Adc.project = _load_adc()
         credentials = _Adc.credentials
         if not credentials.valid:
-            await asyncio.to_thread(_refresh, credentials)
+            _refresh(credentials)
         return str(credentials.token), _Adc.project
+
+
+async def adc_token() -> tuple[str, str | None]:
+    """A valid ADC access token and the ADC's project (file reads and refreshes off-loop)."""
+    return await asyncio.to_thread(_token)
 
 
 def stream(
