@@ -194,7 +194,8 @@ def test_claude_body_blocks_merging_and_cache_points() -> None:
     body = bedrock.build_request(m, history(m), {"max_tokens": 100, "temperature": 0.3})
     validate(body)
     assert body["system"] == [{"text": "Be brief."}, {"cachePoint": {"type": "default"}}]
-    user, assistant, results, last = body["messages"]
+    # Converse wants roles to alternate: the closing user text joins the tool results.
+    user, assistant, results = body["messages"]
     assert user["content"] == [
         {"text": "look"},
         {"image": {"format": "png", "source": {"bytes": "aGVsbG8="}}},
@@ -220,14 +221,53 @@ def test_claude_body_blocks_merging_and_cache_points() -> None:
                 }
             },
             {"toolResult": {"toolUseId": "call-2", "content": [{"text": ""}], "status": "error"}},
+            {"text": "thanks"},
+            {"cachePoint": {"type": "default"}},
         ],
     }
-    assert last["content"] == [{"text": "thanks"}, {"cachePoint": {"type": "default"}}]
     assert body["inferenceConfig"] == {"maxTokens": 100, "temperature": 0.3}
     assert body["toolConfig"]["toolChoice"] == {"auto": {}}
     assert body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"] == {
         "json": {"type": "object", "properties": {"q": {"type": "integer"}}}
     }
+
+
+def test_roles_alternate_when_an_aborted_turn_is_left_out() -> None:
+    m = model()
+    same = dict(api=m.api, provider=m.provider, model=m.id)
+    context = Context(
+        [
+            UserMessage("one"),
+            AssistantMessage([ToolCall("call-1", "get", {})], **same, stop_reason="toolUse"),
+            ToolResultMessage("call-1", "get", [TextContent("r1")]),
+            AssistantMessage([TextContent("half")], **same, stop_reason="aborted"),
+            UserMessage("two"),
+            AssistantMessage([TextContent("ok")], **same),
+            AssistantMessage([TextContent("and more")], **same),
+            UserMessage("three"),
+        ]
+    )
+    body = bedrock.build_request(m, context, {"cache_retention": "none"})
+    validate(body)
+    assert [(msg["role"], msg["content"]) for msg in body["messages"]] == [
+        ("user", [{"text": "one"}]),
+        ("assistant", [{"toolUse": {"toolUseId": "call-1", "name": "get", "input": {}}}]),
+        (
+            "user",
+            [
+                {
+                    "toolResult": {
+                        "toolUseId": "call-1",
+                        "content": [{"text": "r1"}],
+                        "status": "success",
+                    }
+                },
+                {"text": "two"},
+            ],
+        ),
+        ("assistant", [{"text": "ok"}, {"text": "and more"}]),
+        ("user", [{"text": "three"}]),
+    ]
 
 
 def test_handoff_from_another_provider() -> None:

@@ -177,27 +177,23 @@ def _tool_result_block(message: ToolResultMessage) -> dict[str, Any]:
 def convert_messages(messages: Sequence[Message], model: Model) -> list[dict[str, Any]]:
     """Converse ``messages`` for messages already passed through the handoff transform.
 
-    Consecutive tool results become one user message, as Bedrock requires.
+    Converse rejects two messages of the same role in a row ("A conversation must alternate
+    between user and assistant roles"), so consecutive tool results, and a user message that
+    follows them (as when the turn between was aborted and left out), share one user message.
     """
     out: list[dict[str, Any]] = []
-    previous_was_result = False
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            block = _tool_result_block(message)
-            if previous_was_result:
-                out[-1]["content"].append(block)
-            else:
-                out.append({"role": "user", "content": [block]})
-            previous_was_result = True
-            continue
-        previous_was_result = False
-        if isinstance(message, UserMessage):
-            blocks = _user_blocks(message)
-            role = "user"
+            blocks, role = [_tool_result_block(message)], "user"
+        elif isinstance(message, UserMessage):
+            blocks, role = _user_blocks(message), "user"
         else:
-            blocks = _assistant_blocks(message, model)
-            role = "assistant"
-        if blocks:
+            blocks, role = _assistant_blocks(message, model), "assistant"
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
             out.append({"role": role, "content": blocks})
     return out
 
