@@ -242,10 +242,11 @@ async def test_one_conversation_through_gemini_vertex_and_bedrock(
     reply, body = await _turn(bedrock, history, events_reply, api_key="b")
     validate_bedrock(body, bedrock.id)
     messages = body["messages"]
+    # Roles alternate (Converse requires it): the follow-up after the left-out aborted turn
+    # joins the tool result's user message.
     assert [m["role"] for m in messages] == [
         "user",
         "assistant",
-        "user",
         "user",
         "assistant",
         "user",
@@ -272,14 +273,15 @@ async def test_one_conversation_through_gemini_vertex_and_bedrock(
                 ],
                 "status": "success",
             }
-        }
+        },
+        {"text": "And Rome?"},
     ]
-    gemini_call = messages[4]["content"]
+    gemini_call = messages[3]["content"]
     assert gemini_call == [
         {"toolUse": {"toolUseId": rome.id, "name": "get_weather", "input": {"city": "Rome"}}}
     ]
-    assert messages[5]["content"][0]["toolResult"]["toolUseId"] == rome.id
-    assert messages[6]["content"] == [{"text": "Paris and Rome are sunny."}]
-    assert messages[7]["content"] == [{"text": "Thanks!"}, {"cachePoint": {"type": "default"}}]
+    assert messages[4]["content"][0]["toolResult"]["toolUseId"] == rome.id
+    assert messages[5]["content"] == [{"text": "Paris and Rome are sunny."}]
+    assert messages[6]["content"] == [{"text": "Thanks!"}, {"cachePoint": {"type": "default"}}]
     assert body["system"] == [{"text": "Be brief."}, {"cachePoint": {"type": "default"}}]
     assert reply.text == "Enjoy!"
