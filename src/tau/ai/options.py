@@ -78,12 +78,17 @@ class ProviderStreamOptions(StreamOptions, total=False):
     azure_deployment_name: str
     # google-generative-ai / google-vertex
     thinking: dict[str, Any]
+    """``{"enabled": bool, "budget_tokens": int (-1 dynamic, 0 off), "level": "low"…}``."""
     project: str
+    """Vertex project (else ``GOOGLE_CLOUD_PROJECT`` / ``GCLOUD_PROJECT`` / the ADC's)."""
     location: str
+    """Vertex location, e.g. ``us-central1`` or ``global`` (else ``GOOGLE_CLOUD_LOCATION``)."""
     # mistral-conversations
     prompt_mode: Literal["reasoning"]
     # bedrock-converse-stream
     region: str
+    """AWS region (else ``AWS_REGION`` / ``AWS_DEFAULT_REGION`` / the profile's / us-east-1)."""
     profile: str
+    """AWS profile for credentials and region."""
     thinking_budgets: ThinkingBudgets
     reasoning: ThinkingLevel
