@@ -6,8 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tau.ai import get_env_api_key
-from tau.ai.env_keys import _AWS_CREDENTIAL_VARS, _KEY_VARS, AUTHENTICATED, resolve_api_key
+from tau.ai import ProviderError, get_env_api_key
+from tau.ai.env_keys import (
+    _AWS_CREDENTIAL_VARS,
+    _KEY_VARS,
+    AUTHENTICATED,
+    require_api_key,
+    resolve_api_key,
+)
 from tau.ai.providers.faux import faux_model
 
 _ALL_VARS = (
@@ -139,3 +145,18 @@ def test_resolve_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_api_key(model, {}) == "from-env"
     assert resolve_api_key(model, {"api_key": "explicit"}) == "explicit"
     assert resolve_api_key(model, {"api_key": ""}) == "from-env"
+
+
+def test_require_api_key_names_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    anthropic = faux_model(provider="anthropic")
+    with pytest.raises(ProviderError) as err:
+        require_api_key(anthropic, {})
+    assert str(err.value) == (
+        "No API key for provider 'anthropic': "
+        "set ANTHROPIC_OAUTH_TOKEN or ANTHROPIC_API_KEY or pass api_key"
+    )
+    with pytest.raises(ProviderError, match="'my-proxy': set its key variable or pass api_key"):
+        require_api_key(faux_model(provider="my-proxy"), {})
+    assert require_api_key(anthropic, {"api_key": "opt"}) == "opt"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "env")
+    assert require_api_key(anthropic, {}) == "env"

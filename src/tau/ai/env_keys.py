@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from tau.ai.builder import ProviderError
 from tau.ai.types import Model
 
 AUTHENTICATED = "<authenticated>"
@@ -103,3 +104,12 @@ def resolve_api_key(model: Model, options: Mapping[str, Any]) -> str | None:
     if key:
         return str(key)
     return get_env_api_key(model.provider)
+
+
+def require_api_key(model: Model, options: Mapping[str, Any]) -> str:
+    """:func:`resolve_api_key`, or a :class:`ProviderError` naming the variables to set."""
+    key = resolve_api_key(model, options)
+    if key:
+        return key
+    names = " or ".join(_KEY_VARS.get(model.provider, ())) or "its key variable"
+    raise ProviderError(f"No API key for provider {model.provider!r}: set {names} or pass api_key")

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
-from tau.ai.env_keys import resolve_api_key
+from tau.ai.env_keys import require_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.simple_options import base_options, clamp_reasoning
 from tau.ai.types import (
@@ -386,11 +386,7 @@ def stream(
     async def run(builder: MessageBuilder) -> None:
         from tau.ai.http import ProviderHTTPError, open_stream
 
-        api_key = resolve_api_key(model, opts)
-        if not api_key:
-            raise ProviderError(
-                f"No API key for provider {model.provider!r}: set MISTRAL_API_KEY or pass api_key"
-            )
+        api_key = require_api_key(model, opts)
         payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
         headers = sse_request_headers(model, opts, {"authorization": f"Bearer {api_key}"})
         session_id = opts.get("session_id")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
-from tau.ai.env_keys import resolve_api_key
+from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
+from tau.ai.env_keys import require_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.responses_shared import (
     ResponsesStreamProcessor,
@@ -67,12 +67,7 @@ def stream(
     opts: Mapping[str, Any] = options or {}
 
     async def run(builder: MessageBuilder) -> None:
-        api_key = resolve_api_key(model, opts)
-        if not api_key:
-            variable = "OPENAI_API_KEY" if model.provider == "openai" else "its key variable"
-            raise ProviderError(
-                f"No API key for provider {model.provider!r}: set {variable} or pass api_key"
-            )
+        api_key = require_api_key(model, opts)
         payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
         headers = sse_request_headers(model, opts, {"authorization": f"Bearer {api_key}"})
         url = model.base_url.rstrip("/") + "/responses"
