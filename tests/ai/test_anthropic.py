@@ -713,7 +713,8 @@ async def test_error_event_carries_the_provider_message() -> None:
     assert message.text == "Par"
 
 
-async def test_http_error_carries_status_and_message() -> None:
+async def _prompt_too_long() -> AssistantMessage:
+    """The message of a call that Anthropic refuses with its 400 "prompt is too long"."""
     body = {
         "type": "error",
         "error": {
@@ -726,9 +727,13 @@ async def test_http_error_carries_status_and_message() -> None:
         return httpx2.Response(400, json=body)
 
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as client:
-        message = await stream(
+        return await stream(
             SONNET, Context([UserMessage("hi")]), api_key="k", client=client
         ).result()
+
+
+async def test_http_error_carries_status_and_message() -> None:
+    message = await _prompt_too_long()
     assert message.stop_reason == "error"
     assert message.error_message == (
         "400 invalid_request_error: prompt is too long: 250000 tokens > 200000 maximum"
@@ -738,22 +743,7 @@ async def test_http_error_carries_status_and_message() -> None:
 async def test_context_overflow_is_recognisable() -> None:
     from tau.ai.utils.overflow import is_context_overflow
 
-    body = {
-        "type": "error",
-        "error": {
-            "type": "invalid_request_error",
-            "message": "prompt is too long: 250000 tokens > 200000 maximum",
-        },
-    }
-
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(400, json=body)
-
-    async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as client:
-        message = await stream(
-            SONNET, Context([UserMessage("hi")]), api_key="k", client=client
-        ).result()
-    assert is_context_overflow(message)
+    assert is_context_overflow(await _prompt_too_long())
 
 
 async def test_missing_api_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
