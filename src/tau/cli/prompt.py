@@ -1,0 +1,53 @@
+"""The default system prompt of the ``tau`` command (pi-agent-spec §7.6, shortened)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+from tau.agent.tools import AgentTool
+
+_CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
+
+
+def _context_files(cwd: Path) -> list[Path]:
+    """AGENTS.md (else CLAUDE.md) of each directory from the root down to ``cwd``."""
+    found: list[Path] = []
+    for directory in [*reversed(cwd.parents), cwd]:
+        for name in _CONTEXT_FILES:
+            candidate = directory / name
+            if candidate.is_file():
+                found.append(candidate)
+                break
+    return found
+
+
+def build_system_prompt(tools: Sequence[AgentTool], cwd: Path, *, custom: str | None = None) -> str:
+    """``custom`` (``--system``) or the default prompt, then project context, date and cwd."""
+    names = {t.name for t in tools}
+    if custom is not None:
+        parts = [custom]
+    else:
+        parts = ["You are tau, a helpful assistant that can use tools on the user's computer."]
+        if tools:
+            parts.append(
+                "Available tools:\n" + "\n".join(f"- {t.name}: {t.description}" for t in tools)
+            )
+        guidelines = []
+        if "edit" in names and "read" in names:
+            guidelines.append("Read a file before editing it.")
+        if "edit" in names:
+            guidelines.append("edit replaces exact text: copy it exactly from the file.")
+        if "write" in names:
+            guidelines.append("Use write only for new files or complete rewrites.")
+        guidelines += ["Be concise in your responses.", "Show file paths clearly."]
+        parts.append("Guidelines:\n" + "\n".join(f"- {g}" for g in guidelines))
+    for path in _context_files(cwd):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        parts.append(f"# Project Context\n\n## {path}\n\n{text.strip()}")
+    parts.append(f"Current date: {date.today().isoformat()}\nCurrent working directory: {cwd}")
+    return "\n\n".join(parts)

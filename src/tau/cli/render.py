@@ -1,0 +1,178 @@
+"""Showing a run on a terminal: the answer streamed to stdout, tool activity on stderr.
+
+Thinking is shown dimmed only when stdout is a terminal; piped stdout carries the answer text
+and nothing else. Usage of each run is kept for ``/usage``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from tau.agent.events import AgentEvent
+from tau.ai.types import AssistantMessage, TextContent
+
+SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+DIM = "\033[2m"
+RESET = "\033[0m"
+_TOOL_PREVIEW = 200
+
+
+def _one_line(text: str, limit: int = _TOOL_PREVIEW) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@dataclass
+class RunStats:
+    """Tokens, cost and time of one run (or a sum of runs)."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+    turns: int = 0
+
+    def add(self, message: AssistantMessage) -> None:
+        usage = message.usage
+        self.input += usage.input
+        self.output += usage.output
+        self.cache_read += usage.cache_read
+        self.cache_write += usage.cache_write
+        self.cost += usage.cost.total
+        self.turns += 1
+
+    def merge(self, other: RunStats) -> None:
+        for name in ("input", "output", "cache_read", "cache_write", "cost", "seconds", "turns"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def describe(self) -> str:
+        cache = ""
+        if self.cache_read or self.cache_write:
+            cache = f", cache read {self.cache_read}, cache write {self.cache_write}"
+        return (
+            f"{self.input} input + {self.output} output tokens{cache}, "
+            f"${self.cost:.4f}, {self.seconds:.1f}s, {self.turns} turn(s)"
+        )
+
+
+class Spinner:
+    """A spinner on stderr (a terminal only) until :meth:`stop`, which erases it."""
+
+    def __init__(self, err: TextIO) -> None:
+        self._err = err
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start spinning (call on the event loop)."""
+        if self._err.isatty() and self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._spin())
+
+    async def _spin(self) -> None:
+        frame = 0
+        while True:
+            self._err.write(f"\r{SPINNER_FRAMES[frame % len(SPINNER_FRAMES)]} ")
+            self._err.flush()
+            frame += 1
+            await asyncio.sleep(0.08)
+
+    def stop(self) -> None:
+        """Stop and erase the spinner (no-op when it is not spinning)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(OSError, ValueError):
+                self._err.write("\r\033[K")
+                self._err.flush()
+
+
+@dataclass(eq=False)
+class Renderer:
+    """Writes a run's events for a person; one instance serves every run of a session."""
+
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+    color: bool | None = None
+    last: RunStats = field(default_factory=RunStats)
+    total: RunStats = field(default_factory=RunStats)
+    spinner: Spinner | None = None
+    _started_at: float = 0.0
+    _mid_line: bool = False
+    _in_thinking: bool = False
+
+    def __post_init__(self) -> None:
+        if self.color is None:
+            self.color = self.out.isatty()
+
+    def _dim(self, text: str, stream: TextIO) -> str:
+        return f"{DIM}{text}{RESET}" if stream.isatty() else text
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+        self._mid_line = not text.endswith("\n")
+
+    def _end_line(self) -> None:
+        if self._in_thinking:
+            self.out.write(RESET)
+            self._in_thinking = False
+        if self._mid_line:
+            self._write("\n")
+
+    def _notice(self, text: str) -> None:
+        self._output_starts()
+        self._end_line()
+        self.err.write(self._dim(text, self.err) + "\n")
+        self.err.flush()
+
+    def _output_starts(self) -> None:
+        # The spinner goes before anything else is written, so it never overwrites output.
+        if self.spinner is not None:
+            self.spinner.stop()
+
+    def __call__(self, event: AgentEvent) -> None:
+        kind = event.type
+        if kind == "message_update":
+            sub = event.assistant_message_event  # type: ignore[union-attr]
+            if sub.type == "text_delta":
+                self._output_starts()
+                if self._in_thinking:
+                    self.out.write(RESET + "\n")
+                    self._in_thinking = False
+                self._write(sub.delta)  # type: ignore[union-attr]
+            elif sub.type == "thinking_delta" and self.color:
+                self._output_starts()
+                if not self._in_thinking:
+                    self.out.write(DIM)
+                    self._in_thinking = True
+                self._write(sub.delta)  # type: ignore[union-attr]
+        elif kind == "agent_start":
+            self._started_at = time.monotonic()
+            self.last = RunStats()
+            if self.spinner is not None:
+                self.spinner.start()
+        elif kind == "message_end":
+            message = event.message  # type: ignore[union-attr]
+            if isinstance(message, AssistantMessage):
+                self._end_line()
+                self.last.add(message)
+        elif kind == "tool_execution_start":
+            args = json.dumps(event.args, ensure_ascii=False)  # type: ignore[union-attr]
+            self._notice(f"→ {event.tool_name}({_one_line(args)})")  # type: ignore[union-attr]
+        elif kind == "tool_execution_end":
+            result = event.result  # type: ignore[union-attr]
+            text = "".join(b.text for b in result.content if isinstance(b, TextContent))
+            mark = "✗" if event.is_error else "←"  # type: ignore[union-attr]
+            self._notice(f"{mark} {_one_line(text) or '(no output)'}")
+        elif kind == "agent_end":
+            self._output_starts()
+            self._end_line()
+            self.last.seconds = time.monotonic() - self._started_at
+            self.total.merge(self.last)

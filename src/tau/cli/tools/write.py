@@ -1,0 +1,35 @@
+"""``write``: create or overwrite a file (parent directories included)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.agent.tools import AgentTool
+from tau.ai.abort import AbortSignal
+from tau.cli.tools.paths import Workspace
+
+_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to write"},
+        "content": {"type": "string", "description": "Content to write to the file"},
+    },
+    "required": ["path", "content"],
+}
+
+
+def write_tool(workspace: Workspace) -> AgentTool:
+    """The ``write`` tool for ``workspace``."""
+
+    def execute(
+        tool_call_id: str, params: dict[str, Any], signal: AbortSignal, on_update: Any
+    ) -> str:
+        signal.throw_if_aborted()
+        raw_path: str = params["path"]
+        content: str = params["content"]
+        path = workspace.resolve(raw_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        return f"Successfully wrote {len(content)} bytes to {raw_path}"
+
+    return AgentTool("write", "Create or overwrite a file", _SCHEMA, execute=execute, label="Write")
