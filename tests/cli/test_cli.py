@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 from tau.agent.events import AGENT_EVENT_TYPES
-
 from tests.cli.conftest import TauRunner
 
 

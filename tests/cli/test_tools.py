@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tau.agent.tools import AgentTool, AgentToolResult, as_tool_result
 
+from tau.agent.tools import AgentTool, AgentToolResult, as_tool_result
 from tau.ai.abort import AbortController
 from tau.ai.types import ImageContent, TextContent
 from tau.cli.tools import Workspace, build_tools

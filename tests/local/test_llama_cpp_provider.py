@@ -1,0 +1,169 @@
+"""The ``llama-cpp`` provider with the embedded model: streaming, tools, abort, usage, reuse."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tau.ai import (
+    AbortController,
+    Context,
+    TextContent,
+    Tool,
+    ToolResultMessage,
+    UserMessage,
+    stream,
+)
+from tau.ai.local_models import default_local_model, embedded_gguf, local_model
+from tau.ai.providers import llama_cpp as provider
+from tests.ai.stream_checks import check_grammar
+
+WEATHER = Tool(
+    "get_weather",
+    "Get the current weather in a city",
+    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+
+
+async def _collect(context: Context, **options):  # type: ignore[no-untyped-def]
+    events = []
+    s = stream(default_local_model(), context, **options)
+    async for event in s:
+        events.append(event)
+    return events, await s.result()
+
+
+def _loaded():  # type: ignore[no-untyped-def]
+    model = default_local_model()
+    return provider._load(embedded_gguf(), model.context_window)
+
+
+async def test_text_streams_with_the_models_own_token_counts() -> None:
+    context = Context([UserMessage("Say hello.")])
+    events, message = await _collect(context, max_tokens=24, temperature=0.0)
+    check_grammar(events, message)
+    assert message.stop_reason in ("stop", "length")
+    deltas = [e.delta for e in events if e.type == "text_delta"]
+    assert len(deltas) > 1 and "".join(deltas) == message.text != ""
+    llama = _loaded().llama
+    prompt_tokens = llama.tokenize(
+        provider.render_prompt(context).encode(), add_bos=True, special=True
+    )
+    assert message.usage.input == len(prompt_tokens)
+    assert 0 < message.usage.output <= 24
+    assert message.usage.total_tokens == message.usage.input + message.usage.output
+    assert message.usage.cost.total == 0.0
+
+
+async def test_weather_in_paris_becomes_a_get_weather_call() -> None:
+    context = Context([UserMessage("What is the weather in Paris?")], tools=[WEATHER])
+    events, message = await _collect(context)
+    check_grammar(events, message)
+    assert message.stop_reason == "toolUse"
+    [call] = message.tool_calls
+    assert (call.name, call.arguments) == ("get_weather", {"city": "Paris"})
+    assert any(e.type == "toolcall_delta" for e in events)
+
+    # The result goes back into the chat, and the model answers instead of calling again.
+    context.messages += [
+        message,
+        ToolResultMessage(
+            call.id, call.name, [TextContent("The weather in Paris is sunny, 22°C.")]
+        ),
+    ]
+    events, answer = await _collect(context, max_tokens=60)
+    check_grammar(events, answer)
+    assert answer.stop_reason in ("stop", "length") and not answer.tool_calls
+    assert answer.text.strip()
+
+
+async def test_plain_message_in_a_tool_enabled_turn_streams_as_text() -> None:
+    context = Context([UserMessage("Hello! Who are you?")], tools=[WEATHER])
+    events, message = await _collect(context, max_tokens=30)
+    check_grammar(events, message)
+    if message.tool_calls:  # a 135M model may still decide to call; the stream stays valid
+        return
+    assert message.text and not message.text.startswith(("message:", "<message>", "\n"))
+
+
+async def test_abort_stops_generation_promptly_and_the_model_stays_usable() -> None:
+    controller = AbortController()
+    s = stream(
+        default_local_model(),
+        Context([UserMessage("Write a very long story about the sea.")]),
+        signal=controller.signal,
+        max_tokens=2000,
+    )
+    aborted_at = None
+    async for event in s:
+        if event.type == "text_delta" and aborted_at is None:
+            aborted_at = time.monotonic()
+            controller.abort()
+    message = await s.result()
+    assert message.stop_reason == "aborted"
+    assert aborted_at is not None and message.usage.output < 2000
+    # The worker released the model: the next call runs (it would wait forever otherwise).
+    _, again = await asyncio.wait_for(_collect(Context([UserMessage("Hi")]), max_tokens=4), 120)
+    assert again.stop_reason in ("stop", "length")
+
+
+async def test_model_is_loaded_once_and_the_loop_keeps_running() -> None:
+    first = _loaded()
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    try:
+        await _collect(Context([UserMessage("Count to ten.")]), max_tokens=16)
+    finally:
+        task.cancel()
+    assert _loaded() is first
+    assert ticks > 0, "the event loop was blocked during generation"
+
+
+async def test_a_file_that_is_not_a_gguf_is_an_error_event(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a model")
+    s = stream(local_model(str(bad)), Context([UserMessage("hi")]))
+    message = await s.result()
+    assert message.stop_reason == "error"
+    assert "cannot load local model" in (message.error_message or "")
+
+
+async def test_a_missing_file_is_an_error_event(tmp_path: Path) -> None:
+    message = await stream(local_model(str(tmp_path / "gone.gguf")), Context([UserMessage("hi")]))
+    assert message.stop_reason == "error"
+    assert message.error_message == f"local model file not found: {tmp_path / 'gone.gguf'}"
+
+
+def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
+    # A llama_cpp that cannot be imported, as on an install without the extra.
+    fake = tmp_path / "fake" / "llama_cpp"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError(\"No module named 'llama_cpp'\")\n")
+    code = (
+        "import asyncio\n"
+        "from tau.ai import Context, UserMessage, complete\n"
+        "from tau.ai.local_models import default_local_model\n"
+        "m = asyncio.run(complete(default_local_model(), Context([UserMessage('hi')])))\n"
+        "print(m.stop_reason, m.error_message)\n"
+    )
+    src = Path(__file__).resolve().parents[2] / "src"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": f"{tmp_path / 'fake'}:{src}", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("error ")
+    assert "pip install 'tau[local]'" in done.stdout
