@@ -14,6 +14,7 @@ import secrets
 import shutil
 import signal as signals
 import tempfile
+from collections import deque
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,7 +40,7 @@ class _Output:
     """The tail of the output in memory, and all of it on disk once it passes the limits."""
 
     def __init__(self) -> None:
-        self.chunks: list[bytes] = []
+        self.chunks: deque[bytes] = deque()
         self.size = 0
         self.total = 0
         self.lines = 0
@@ -59,8 +60,9 @@ class _Output:
             self.file.write(chunk)
         self.chunks.append(chunk)
         self.size += len(chunk)
-        while self.size > _ROLLING_BYTES and len(self.chunks) > 1:
-            self.size -= len(self.chunks.pop(0))
+        # Drop old chunks only while at least 100 KB stays: the 50 KB shown is always whole lines.
+        while self.size - len(self.chunks[0]) >= _ROLLING_BYTES:
+            self.size -= len(self.chunks.popleft())
 
     def text(self) -> str:
         return b"".join(self.chunks).decode("utf-8", errors="replace")
