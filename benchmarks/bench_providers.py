@@ -45,6 +45,8 @@ from tau.ai.types import ModelCost  # noqa: E402
 TEXT_DELTAS = 5_000
 TOOL_BYTES = 200_000
 TOOL_DELTA_BYTES = 100
+TARGET = 1.5
+"""The tau/floor ratio aimed at (issue 3)."""
 
 
 @dataclass
@@ -60,6 +62,23 @@ class Case:
     content_type: str = "text/event-stream"
     bare: Callable[[str, httpx2.AsyncClient], Coroutine[Any, Any, int]] | None = None
     """The floor for a non-SSE body (default :func:`bare_loop`); returns the event count."""
+
+    @property
+    def api(self) -> str:
+        """The adapter's api, from the case name's first word."""
+        return _APIS[self.name.split("-", 1)[0]]
+
+
+_APIS = {
+    "anthropic": "anthropic-messages",
+    "openai": "openai-completions",
+    "responses": "openai-responses",
+    "azure": "azure-openai-responses",
+    "google": "google-generative-ai",
+    "vertex": "google-vertex",
+    "mistral": "mistral-conversations",
+    "bedrock": "bedrock-converse-stream",
+}
 
 
 async def consume(model: Model, context: Context) -> None:
@@ -198,8 +217,18 @@ def _responses_events(
     return [_sse(e) for e in events]
 
 
-def responses_text_case() -> Case:
-    """5,000 output_text deltas of a few characters each, shaped as OpenAI sends them."""
+def _azure_model(base_url: str) -> Model:
+    # The resource URL comes from model.base_url when no AZURE_OPENAI_* setting is given.
+    return replace(
+        _responses_model(base_url), api="azure-openai-responses", provider="azure-openai-responses"
+    )
+
+
+def responses_text_case(
+    name: str = "responses-text", model: Callable[[str], Model] = _responses_model
+) -> Case:
+    """5,000 output_text deltas of a few characters each, shaped as OpenAI sends them
+    (Azure OpenAI sends the same events)."""
     pieces = [f" w{i}" for i in range(TEXT_DELTAS)]
     deltas = [
         {
@@ -225,9 +254,9 @@ def responses_text_case() -> Case:
     done = {**added, "status": "completed", "content": [text]}
 
     async def run(url: str) -> None:
-        await consume(_responses_model(url), Context([UserMessage("hi")]))
+        await consume(model(url), Context([UserMessage("hi")]))
 
-    return Case("responses-text", _responses_events(added, deltas, done), run)
+    return Case(name, _responses_events(added, deltas, done), run)
 
 
 def responses_reasoning_case() -> Case:
@@ -447,8 +476,17 @@ def _google_model(base_url: str) -> Model:
     )
 
 
-def google_text_case() -> Case:
-    """5,000 Gemini chunks of one short text part each (thoughts first, then the answer)."""
+def _vertex_model(base_url: str) -> Model:
+    # A non-googleapis.com base URL replaces the Vertex host; an API key selects the
+    # express endpoint (no project or credentials lookup).
+    return replace(_google_model(base_url), api="google-vertex", provider="google-vertex")
+
+
+def google_text_case(
+    name: str = "google-text", model: Callable[[str], Model] = _google_model
+) -> Case:
+    """5,000 Gemini chunks of one short text part each (thoughts first, then the answer);
+    Vertex AI streams the same chunks."""
     events = [
         _google_chunk([{"text": f" w{i}", **({"thought": True} if i < 500 else {})}], i)
         for i in range(TEXT_DELTAS)
@@ -456,9 +494,9 @@ def google_text_case() -> Case:
     events.append(_google_chunk([{"text": ""}], TEXT_DELTAS, "STOP"))
 
     async def run(url: str) -> None:
-        await consume(_google_model(url), Context([UserMessage("hi")]))
+        await consume(model(url), Context([UserMessage("hi")]))
 
-    return Case("google-text", events, run)
+    return Case(name, events, run)
 
 
 # --------------------------------------------------------------------------- bedrock
@@ -564,10 +602,12 @@ def cases() -> list[Case]:
         responses_text_case(),
         responses_reasoning_case(),
         responses_tool_case(),
+        responses_text_case("azure-text", _azure_model),
         mistral_text_case(),
         openai_text_case(),
         openai_tool_case(),
         google_text_case(),
+        google_text_case("vertex-text", _vertex_model),
         bedrock_text_case(),
         bedrock_tool_case(),
     ]
@@ -688,11 +728,24 @@ def main() -> None:
                 server.wait(10)
             except subprocess.TimeoutExpired:
                 server.kill()
-    print(f"client CPU per SSE event, best of {args.runs} runs (Python {sys.version.split()[0]})")
-    print(f"{'case':<24}{'events':>8}{'bare µs':>10}{'tau µs':>10}{'tau/bare':>10}")
+    print(
+        f"client CPU µs per event, best of {args.runs} runs, Python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end"
+    )
+    print(
+        "floor = httpx2 + SSE split + json.loads (Bedrock: httpx2 + botocore "
+        "EventStreamBuffer + json.loads); target tau/floor ≤ 1.5×"
+    )
+    header = f"{'api':<26}{'case':<22}{'events':>7}{'floor µs':>10}{'tau µs':>9}{'tau/floor':>11}"
+    print(header)
+    print("-" * len(header))
     for (bare_us, tau_us), case in zip(rows, selected, strict=True):
         ratio = tau_us / bare_us
-        print(f"{case.name:<24}{len(case.events):>8}{bare_us:>10.2f}{tau_us:>10.2f}{ratio:>9.2f}×")
+        verdict = "" if ratio <= TARGET else "  over target"
+        print(
+            f"{case.api:<26}{case.name:<22}{len(case.events):>7}{bare_us:>10.2f}{tau_us:>9.2f}"
+            f"{ratio:>10.2f}×{verdict}"
+        )
 
 
 if __name__ == "__main__":
