@@ -12,7 +12,8 @@ conversion code, and compared with what the history says must be sent: another m
 thinking never goes back as thinking, the same model's signatures do; the aborted turn and
 its call are gone; every call has exactly one result, in order, under an id valid for the
 target; tool-result images sit where the API wants them (pi-ai-spec §7.14); no lone
-surrogate reaches the wire. Each body is also checked against the official request types.
+surrogate reaches the wire. Each body is also checked against the official request types
+(anthropic, openai, google-genai, botocore's Converse model; Mistral ships none here).
 """
 
 from __future__ import annotations
