@@ -8,6 +8,7 @@ shape, and a provider-shaped error body.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,9 @@ class AdapterCase:
     """A complete response streaming these text pieces, one SSE event per item."""
     error_body: Callable[[int, str], bytes]
     """A provider-shaped JSON error body for (status, message)."""
+    content_type: str = "text/event-stream"
+    malformed: bytes = b"data: {this is not json\n\n"
+    """One event whose payload is not JSON, in the wire framing."""
 
     def __str__(self) -> str:
         return self.api
@@ -340,6 +344,46 @@ def _google_error(status: int, message: str) -> bytes:
     ).encode()
 
 
+def _bedrock_events(pieces: list[str]) -> list[bytes]:
+    from tests.ai.test_bedrock import event
+
+    out = [event("messageStart", {"role": "assistant"})]
+    out += [
+        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": p}}) for p in pieces
+    ]
+    out += [
+        event("contentBlockStop", {"contentBlockIndex": 0}),
+        event("messageStop", {"stopReason": "end_turn"}),
+        event(
+            "metadata",
+            {
+                "usage": {
+                    "inputTokens": 5,
+                    "outputTokens": len(pieces),
+                    "totalTokens": 5 + len(pieces),
+                },
+                "metrics": {"latencyMs": 1},
+            },
+        ),
+    ]
+    return out
+
+
+def _bedrock_malformed() -> bytes:
+    from tests.ai.test_bedrock import frame
+
+    headers = {
+        ":event-type": "contentBlockDelta",
+        ":content-type": "application/json",
+        ":message-type": "event",
+    }
+    return frame(headers, b"{this is not json")
+
+
+def _bedrock_error(status: int, message: str) -> bytes:
+    return json.dumps({"message": message}).encode()
+
+
 # Adapters whose module is not on this checkout yet are skipped by the suite.
 CASES = [
     AdapterCase(
@@ -371,5 +415,15 @@ CASES = [
         lambda base: _model("google-generative-ai", "gemini-x", base + "/v1beta"),
         _google_events,
         _google_error,
+    ),
+    AdapterCase(
+        "bedrock-converse-stream",
+        lambda base: _model(
+            "bedrock-converse-stream", "anthropic.claude-x", base, provider="amazon-bedrock"
+        ),
+        _bedrock_events,
+        _bedrock_error,
+        content_type="application/vnd.amazon.eventstream",
+        malformed=_bedrock_malformed() if importlib.util.find_spec("botocore") else b"",
     ),
 ]

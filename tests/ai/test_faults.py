@@ -1,4 +1,4 @@
-"""Fault injection: every SSE adapter against a local server that misbehaves in every usual way.
+"""Fault injection: every streaming adapter against a local server that misbehaves in every usual way.
 
 For each adapter and each fault the consumer gets exactly one terminal event, last; its message
 says what broke (with the provider's message and status where there is one); retries happen
@@ -18,11 +18,15 @@ import pytest
 from tau.ai import AbortController, AssistantMessageEvent, Context, UserMessage, stream
 from tau.ai.registry import _BUILTIN
 from tests.ai.fault_cases import CASES, AdapterCase
-from tests.ai.servers import CLOSE, JSON_HEADERS, SSE_HEADERS, STALL, LocalServer, Reply
+from tests.ai.servers import CLOSE, JSON_HEADERS, STALL, LocalServer, Reply
 
 PIECES = ["Hello", ", ", "world", "!"]
 TEXT = "".join(PIECES)
 CONTEXT = Context([UserMessage("Say hello")], system_prompt="Be brief.")
+
+
+def _ok(case: AdapterCase) -> dict[str, str]:
+    return {"content-type": case.content_type}
 
 
 def _available(case: AdapterCase) -> bool:
@@ -101,7 +105,7 @@ def _error(events: list[AssistantMessageEvent]) -> str:
 
 @pytest.mark.parametrize("case", CASE_PARAMS)
 async def test_valid_response_as_reference(case: AdapterCase, client: httpx2.AsyncClient) -> None:
-    async with LocalServer([Reply(200, SSE_HEADERS, case.events(PIECES))]) as server:
+    async with LocalServer([Reply(200, _ok(case), case.events(PIECES))]) as server:
         events = await _run(case, server, client)
         assert events[-1].type == "done"
         assert events[-1].message.text == TEXT
@@ -112,7 +116,7 @@ async def test_valid_response_as_reference(case: AdapterCase, client: httpx2.Asy
 async def test_close_mid_event(case: AdapterCase, client: httpx2.AsyncClient) -> None:
     body = case.events(PIECES)
     cut = body[3][: len(body[3]) // 2]
-    async with LocalServer([Reply(200, SSE_HEADERS, [*body[:3], cut, CLOSE])]) as server:
+    async with LocalServer([Reply(200, _ok(case), [*body[:3], cut, CLOSE])]) as server:
         events = await _run(case, server, client)
         message = _error(events)
         assert message, "the error says nothing"
@@ -125,7 +129,7 @@ async def test_stream_ending_without_its_terminal_event(
     case: AdapterCase, client: httpx2.AsyncClient
 ) -> None:
     body = case.events(PIECES)
-    async with LocalServer([Reply(200, SSE_HEADERS, body[:3])]) as server:
+    async with LocalServer([Reply(200, _ok(case), body[:3])]) as server:
         events = await _run(case, server, client)
         # Whatever the adapter decides, it must not report a complete answer it never got.
         if events[-1].type == "done":
@@ -135,7 +139,7 @@ async def test_stream_ending_without_its_terminal_event(
 
 @pytest.mark.parametrize("case", CASE_PARAMS)
 async def test_stall_before_first_byte(case: AdapterCase, client: httpx2.AsyncClient) -> None:
-    async with LocalServer([Reply(200, SSE_HEADERS, case.events(PIECES), delay=5)]) as server:
+    async with LocalServer([Reply(200, _ok(case), case.events(PIECES), delay=5)]) as server:
         events = await _run(case, server, client, timeout={"first_byte": 0.3})
         assert (
             "0.3" in _error(events)
@@ -148,7 +152,7 @@ async def test_stall_before_first_byte(case: AdapterCase, client: httpx2.AsyncCl
 @pytest.mark.parametrize("case", CASE_PARAMS)
 async def test_stall_between_events(case: AdapterCase, client: httpx2.AsyncClient) -> None:
     body = case.events(PIECES)
-    async with LocalServer([Reply(200, SSE_HEADERS, [*body[:3], STALL])]) as server:
+    async with LocalServer([Reply(200, _ok(case), [*body[:3], STALL])]) as server:
         events = await _run(case, server, client, timeout={"idle": 0.3})
         message = _error(events).lower()
         assert "0.3" in message or "no data" in message or "timed out" in message
@@ -162,7 +166,7 @@ async def test_429_with_retry_after_is_retried(
 ) -> None:
     replies = [
         Reply(429, {**JSON_HEADERS, "retry-after": "0"}, [case.error_body(429, "slow down")]),
-        Reply(200, SSE_HEADERS, case.events(PIECES)),
+        Reply(200, _ok(case), case.events(PIECES)),
     ]
     async with LocalServer(replies) as server:
         events = await _run(case, server, client)
@@ -216,7 +220,7 @@ async def test_html_error_page_with_status_200(
 async def test_invalid_utf8(case: AdapterCase, client: httpx2.AsyncClient) -> None:
     body = case.events(PIECES)
     broken = body[3].replace(PIECES[1].encode(), b"\xff\xfe")
-    async with LocalServer([Reply(200, SSE_HEADERS, [*body[:3], broken, *body[4:]])]) as server:
+    async with LocalServer([Reply(200, _ok(case), [*body[:3], broken, *body[4:]])]) as server:
         events = await _run(case, server, client)
         if events[-1].type == "done":
             assert "Hello" in events[-1].message.text
@@ -226,8 +230,8 @@ async def test_invalid_utf8(case: AdapterCase, client: httpx2.AsyncClient) -> No
 @pytest.mark.parametrize("case", CASE_PARAMS)
 async def test_one_malformed_json_event(case: AdapterCase, client: httpx2.AsyncClient) -> None:
     body = case.events(PIECES)
-    bad = b"data: {this is not json\n\n"
-    async with LocalServer([Reply(200, SSE_HEADERS, [*body[:3], bad, *body[3:]])]) as server:
+    bad = case.malformed
+    async with LocalServer([Reply(200, _ok(case), [*body[:3], bad, *body[3:]])]) as server:
         events = await _run(case, server, client)
         if events[-1].type == "error":
             assert "json" in events[-1].error.error_message.lower()  # type: ignore[union-attr]
@@ -239,7 +243,7 @@ async def test_one_malformed_json_event(case: AdapterCase, client: httpx2.AsyncC
 @pytest.mark.parametrize("case", CASE_PARAMS)
 async def test_event_of_several_megabytes(case: AdapterCase, client: httpx2.AsyncClient) -> None:
     big = "x" * (4 * 1024 * 1024)
-    async with LocalServer([Reply(200, SSE_HEADERS, case.events(["a", big, "b"]))]) as server:
+    async with LocalServer([Reply(200, _ok(case), case.events(["a", big, "b"]))]) as server:
         events = await _run(case, server, client)
         assert events[-1].type == "done"
         assert events[-1].message.text == "a" + big + "b"
@@ -252,7 +256,7 @@ async def test_thousands_of_tiny_chunks(case: AdapterCase, client: httpx2.AsyncC
     whole = b"".join(case.events(pieces))
     chunks = [whole[i : i + 1] for i in range(len(whole))]
     assert len(chunks) > 1000
-    async with LocalServer([Reply(200, SSE_HEADERS, chunks)]) as server:
+    async with LocalServer([Reply(200, _ok(case), chunks)]) as server:
         events = await _run(case, server, client)
         assert events[-1].type == "done" and events[-1].message.text == "".join(pieces)
         await _assert_no_leaks(server, client)
@@ -263,7 +267,7 @@ async def test_abort_at_every_point(case: AdapterCase, client: httpx2.AsyncClien
     body: list[object] = []
     for event in case.events(PIECES):
         body += [event, 0.01]
-    async with LocalServer(lambda request: Reply(200, SSE_HEADERS, body)) as server:
+    async with LocalServer(lambda request: Reply(200, _ok(case), body)) as server:
         reference = await _run(case, server, client)
         for point in range(len(reference) - 1):
             controller = AbortController()
@@ -295,7 +299,7 @@ async def test_abort_at_every_point(case: AdapterCase, client: httpx2.AsyncClien
 async def test_abort_while_waiting_for_first_byte(
     case: AdapterCase, client: httpx2.AsyncClient
 ) -> None:
-    async with LocalServer([Reply(200, SSE_HEADERS, case.events(PIECES), delay=5)]) as server:
+    async with LocalServer([Reply(200, _ok(case), case.events(PIECES), delay=5)]) as server:
         controller = AbortController()
         s = stream(
             case.model(server.url), CONTEXT, api_key="k", client=client, signal=controller.signal
