@@ -36,6 +36,16 @@ def test_fills_usage_cost_in_place_and_returns_it() -> None:
     assert (usage.cost.input, usage.cost.output, usage.cost.total) == pytest.approx((1.0, 1.0, 2.0))
 
 
+def test_multiplier_scales_every_component_and_the_total() -> None:
+    model = _model(input=3, output=15, cache_read=0.3, cache_write=3.75)
+    usage = Usage(input=1_000, output=200, cache_read=9_000, cache_write=500)
+    cost = calculate_cost(model, usage, 0.5)
+    assert (cost.input, cost.output, cost.cache_read, cost.cache_write) == pytest.approx(
+        (0.0015, 0.0015, 0.00135, 0.0009375)
+    )
+    assert cost.total == pytest.approx(0.0052875)
+
+
 def test_recalculation_replaces_earlier_values() -> None:
     model = _model(input=1, output=1, cache_read=1, cache_write=1)
     usage = Usage(input=1_000_000, output=1_000_000, cache_read=1_000_000, cache_write=1_000_000)

@@ -559,15 +559,9 @@ class ResponsesStreamProcessor:
         builder = self._builder
         usage = builder.message.usage
         fill_usage(usage, raw)
-        cost = calculate_cost(builder.model, usage)
         tier = response.get("service_tier") or self._requested_tier
-        factor = SERVICE_TIER_MULTIPLIERS.get(tier) if isinstance(tier, str) else None
-        if factor is not None:
-            cost.input *= factor
-            cost.output *= factor
-            cost.cache_read *= factor
-            cost.cache_write *= factor
-            cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+        factor = SERVICE_TIER_MULTIPLIERS.get(tier, 1.0) if isinstance(tier, str) else 1.0
+        calculate_cost(builder.model, usage, factor)
 
 
 def _str(value: Any) -> str:
