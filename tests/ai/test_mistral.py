@@ -173,6 +173,19 @@ async def test_tool_call_without_id_gets_a_nine_character_id() -> None:
     assert len(call_id) == 9 and call_id.isalnum()
 
 
+async def test_id_less_fragments_stream_into_one_call() -> None:
+    _, message = await run(
+        [
+            chunk({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": '{"a"'}}]}),
+            chunk({"tool_calls": [{"id": "", "index": 0, "function": {"arguments": ":1}"}}]}),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [
+        (derived_tool_call_id(0), "f", {"a": 1})
+    ]
+
+
 @pytest.mark.parametrize(
     ("finish", "stop"),
     [

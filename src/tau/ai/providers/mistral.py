@@ -215,14 +215,14 @@ class MistralStreamProcessor:
     ``(id, index)`` and all end together when the stream ends (pi-ai-spec §7.11).
     """
 
-    __slots__ = ("_builder", "_calls", "_current", "_finish", "_last_by_index", "_tool_order")
+    __slots__ = ("_builder", "_calls", "_current", "_finish", "_last_by_index")
 
     def __init__(self, builder: MessageBuilder) -> None:
         self._builder = builder
         self._current: tuple[str, int] | None = None  # ("text" | "thinking", content index)
+        # (id, index) -> content position, in the order the calls opened.
         self._calls: dict[tuple[str, int], int] = {}
         self._last_by_index: dict[int, int] = {}
-        self._tool_order: list[int] = []
         self._finish: str | None = None
 
     def handle_data(self, data: str) -> None:
@@ -308,19 +308,19 @@ class MistralStreamProcessor:
         function = call.get("function") or {}
         name = function.get("name")
         name = name if isinstance(name, str) else ""
+        call_id: str | None
         if raw_id in (None, "", "null"):
             # A continuation fragment without an id belongs to the call at its index.
+            call_id = None
             position = self._last_by_index.get(index)
-            key = (derived_tool_call_id(index), index)
         else:
-            key = (str(raw_id), index)
-            position = self._calls.get(key)
+            call_id = str(raw_id)
+            position = self._calls.get((call_id, index))
         if position is None:
-            position = self._calls.get(key)
-        if position is None:
-            position = builder.open_tool_call(key[0], name)
-            self._calls[key] = position
-            self._tool_order.append(position)
+            if call_id is None:
+                call_id = derived_tool_call_id(index)
+            position = builder.open_tool_call(call_id, name)
+            self._calls[(call_id, index)] = position
         elif name:
             block = builder.message.content[position]
             assert isinstance(block, ToolCall)
@@ -345,7 +345,7 @@ class MistralStreamProcessor:
         """The stream ended: close blocks (tool calls last), set the stop reason."""
         self._close_current()
         builder = self._builder
-        for position in self._tool_order:
+        for position in self._calls.values():
             builder.close_tool_call(position)
         finish = self._finish
         if finish is None:
