@@ -186,3 +186,16 @@ def test_write_edit_bash_are_off_by_default(tau: TauRunner, script) -> None:
     done = tau("--model", model, "--yes", "run it")
     assert done.returncode == 0, done.stderr
     assert "✗ Tool bash not found" in done.stderr
+
+
+def test_missing_local_extra_names_the_install_command(tau: TauRunner, tmp_path: Path) -> None:
+    # A llama_cpp that cannot be imported stands for an install without the [local] extra.
+    fake = tmp_path / "no-extra" / "llama_cpp"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError(\"No module named 'llama_cpp'\")\n")
+    done = tau(
+        "--model", "local/smollm2-135m-instruct", "hi", PYTHONPATH=str(tmp_path / "no-extra")
+    )
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert line.startswith("tau: error: ") and "pip install 'tau[local]'" in line

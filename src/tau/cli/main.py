@@ -26,7 +26,7 @@ from tau.ai.catalog import get_models, get_providers
 from tau.cli.app import App, Settings
 from tau.cli.models import (
     ModelChoiceError,
-    _suggest,
+    suggest,
     check_credentials,
     choose_model,
     local_available,
@@ -151,7 +151,7 @@ def list_models(provider: str | None) -> int:
     """``tau models [provider]``."""
     providers = get_providers()
     if provider is not None and provider not in providers:
-        raise ModelChoiceError(f"unknown provider {provider!r}{_suggest(provider, providers)}")
+        raise ModelChoiceError(f"unknown provider {provider!r}{suggest(provider, providers)}")
     keyed = providers_with_keys()
     print(f"providers with an API key in the environment: {', '.join(keyed) or 'none'}")
     print(

@@ -36,7 +36,8 @@ class ModelChoiceError(ValueError):
     """No model could be chosen, or the one named does not exist."""
 
 
-def _suggest(word: str, options: list[str]) -> str:
+def suggest(word: str, options: list[str]) -> str:
+    """`` (did you mean: a, b?)`` for the close matches of ``word``, or ``""``."""
     close = difflib.get_close_matches(word, options, n=5, cutoff=0.5)
     return f" (did you mean: {', '.join(close)}?)" if close else ""
 
@@ -59,12 +60,12 @@ def parse_model(spec: str) -> Model:
         return scripted_model(Path(model_id))
     providers = get_providers()
     if provider not in providers:
-        raise ModelChoiceError(f"unknown provider {provider!r}{_suggest(provider, providers)}")
+        raise ModelChoiceError(f"unknown provider {provider!r}{suggest(provider, providers)}")
     model = get_model(provider, model_id)
     if model is None:
         ids = [m.id for m in get_models(provider)]
         raise ModelChoiceError(
-            f"unknown model {model_id!r} for provider {provider!r}{_suggest(model_id, ids)}"
+            f"unknown model {model_id!r} for provider {provider!r}{suggest(model_id, ids)}"
         )
     return model
 
