@@ -26,11 +26,11 @@ from tau.ai.catalog import get_models, get_providers
 from tau.cli.app import App, Settings
 from tau.cli.models import (
     ModelChoiceError,
-    suggest,
     check_credentials,
     choose_model,
     local_available,
     providers_with_keys,
+    suggest,
 )
 from tau.cli.render import Renderer
 from tau.cli.tools import DEFAULT_TOOLS, Workspace, tool_names
