@@ -167,3 +167,17 @@ def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("error ")
     assert "pip install 'tau[local]'" in done.stdout
+
+
+def test_schema_titles_are_dropped_but_not_a_property_called_title() -> None:
+    schema = {
+        "title": "Params",
+        "type": "object",
+        "properties": {"title": {"title": "Title", "type": "string"}},
+        "required": ["title"],
+    }
+    assert provider._without_titles(schema) == {
+        "type": "object",
+        "properties": {"title": {"type": "string"}},
+        "required": ["title"],
+    }

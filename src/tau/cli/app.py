@@ -15,6 +15,7 @@ from tau.agent.agent import Agent
 from tau.agent.events import AgentEvent
 from tau.agent.types import AgentThinkingLevel, BeforeToolCallContext, BeforeToolCallResult
 from tau.ai.abort import AbortSignal
+from tau.ai.local_models import LOCAL_PROVIDER
 from tau.ai.types import AssistantMessage, Model
 from tau.cli.config import save_config
 from tau.cli.models import model_spec
@@ -60,7 +61,10 @@ class App:
         self.agent = Agent(
             model=settings.model,
             system_prompt=build_system_prompt(
-                tools, settings.workspace.cwd, custom=settings.system
+                tools,
+                settings.workspace.cwd,
+                custom=settings.system,
+                small=settings.model.provider == LOCAL_PROVIDER,
             ),
             thinking_level=settings.thinking,
             tools=tools,

@@ -23,6 +23,8 @@ from pathlib import Path
 
 from tau.agent.events import event_to_json
 from tau.ai.catalog import get_models, get_providers
+from tau.ai.local_models import LOCAL_PROVIDER
+from tau.ai.types import Model
 from tau.cli.app import App, Settings
 from tau.cli.models import (
     ModelChoiceError,
@@ -58,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--system", help="system prompt (replaces the default)")
     parser.add_argument(
         "--tools",
-        help=f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOLS)}; "
+        help=f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOLS)}, none for "
+        "local models; "
         f"known: {','.join(tool_names())})",
     )
     parser.add_argument(
@@ -80,9 +83,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _tool_list(raw: str | None) -> list[str]:
+def _tool_list(raw: str | None, model: Model) -> list[str]:
     if raw is None:
-        return list(DEFAULT_TOOLS)
+        # A local model gets no tools it was not given: the embedded 135M one would call the
+        # coding tools at random instead of answering.
+        return [] if model.provider == LOCAL_PROVIDER else list(DEFAULT_TOOLS)
     names = [n.strip() for n in raw.split(",") if n.strip()]
     return [] if names == ["none"] else names
 
@@ -95,7 +100,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     options = {"max_tokens": args.max_tokens} if args.max_tokens else {}
     return Settings(
         model=model,
-        tool_names=_tool_list(args.tools),
+        tool_names=_tool_list(args.tools, model),
         workspace=workspace,
         thinking=args.thinking,
         system=args.system,

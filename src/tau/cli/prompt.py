@@ -23,8 +23,19 @@ def _context_files(cwd: Path) -> list[Path]:
     return found
 
 
-def build_system_prompt(tools: Sequence[AgentTool], cwd: Path, *, custom: str | None = None) -> str:
-    """``custom`` (``--system``) or the default prompt, then project context, date and cwd."""
+SMALL_MODEL_PROMPT = "You are a helpful assistant."
+
+
+def build_system_prompt(
+    tools: Sequence[AgentTool], cwd: Path, *, custom: str | None = None, small: bool = False
+) -> str:
+    """``custom`` (``--system``) or the default prompt, then project context, date and cwd.
+
+    ``small`` (the local models) gets one line and nothing else: the embedded 135M model loses
+    track of a question behind a long prompt (its provider lists the tools itself).
+    """
+    if small:
+        return custom if custom is not None else SMALL_MODEL_PROMPT
     names = {t.name for t in tools}
     if custom is not None:
         parts = [custom]

@@ -63,7 +63,7 @@ from tau.ai.utils.cost import calculate_cost
 __all__ = ["stream", "stream_simple"]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
-DEFAULT_TEMPERATURE = 0.2
+DEFAULT_TEMPERATURE = 0.0  # greedy: small models wander when sampled, and runs repeat
 MAX_CALLS_PER_TURN = 8
 # A message starts with the header and the placeholder line of the format the system prompt
 # shows; generating from after the placeholder is what keeps a small model from copying it.
@@ -119,7 +119,7 @@ def _tool_section(tools: Sequence[Tool]) -> str:
         lines.append(f"functions.{tool.name}:")
         if tool.description:
             lines.append(f"// {tool.description}")
-        lines.append(json.dumps(tool.json_schema))
+        lines.append(json.dumps(_without_titles(tool.json_schema)))
     lines.extend(
         [
             "",
@@ -137,6 +137,24 @@ def _tool_section(tools: Sequence[Tool]) -> str:
         ]
     )
     return "\n".join(lines)
+
+
+def _without_titles(schema: Any) -> Any:
+    """The schema without pydantic's ``title`` keywords: noise that costs a small model its focus."""
+    if isinstance(schema, list):
+        return [_without_titles(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            # Names here are property names, not keywords: a property may be called "title".
+            out[key] = {name: _without_titles(sub) for name, sub in value.items()}
+        else:
+            out[key] = _without_titles(value)
+    return out
 
 
 def _turn(role: str, body: str) -> str:
