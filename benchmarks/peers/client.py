@@ -246,4 +246,5 @@ if __name__ == "__main__":
         int(sys.argv[4]),
         int(sys.argv[5]),
     )
-    print(json.dumps(asyncio.run(measure(lib, shape, port, requests, concurrency))))
+    short = len(sys.argv) > 6 and sys.argv[6] == "short"
+    print(json.dumps(asyncio.run(measure(lib, shape, port, requests, concurrency, short))))
