@@ -1,10 +1,20 @@
-"""Checks of the event grammar every tau stream must follow, shared by provider tests."""
+"""Checks of the event grammar every tau stream must follow, and other helpers shared by the
+provider tests."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from tau.ai import AssistantMessage, AssistantMessageEvent
+from tau.ai import (
+    AbortController,
+    AssistantMessage,
+    AssistantMessageEvent,
+    Context,
+    Model,
+    UserMessage,
+    stream,
+)
 from tau.ai.events import (
     DoneEvent,
     ErrorEvent,
@@ -79,3 +89,20 @@ def check_grammar(
     if isinstance(last, DoneEvent):
         assert not open_blocks, f"blocks left open: {open_blocks}"
         assert closed == set(range(len(final.content)))
+
+
+async def stream_aborting_at(
+    model: Model, event_type: str, **options: Any
+) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
+    """Stream ``hi`` to ``model`` and abort on the first event of ``event_type``.
+
+    Returns every event seen and the final message, for the abort tests of each adapter.
+    """
+    controller = AbortController()
+    s = stream(model, Context([UserMessage("hi")]), signal=controller.signal, **options)
+    events = []
+    async for event in s:
+        events.append(event)
+        if event.type == event_type:
+            controller.abort()
+    return events, await s.result()

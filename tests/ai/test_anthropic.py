@@ -13,7 +13,7 @@ import httpx2
 import pydantic
 import pytest
 
-from tau.ai import AbortController, AssistantMessageEvent, Context, Model, UserMessage, stream
+from tau.ai import AssistantMessageEvent, Context, Model, UserMessage, stream
 from tau.ai import stream_simple as tau_stream_simple
 from tau.ai.providers import anthropic as adapter
 from tau.ai.types import (
@@ -27,7 +27,7 @@ from tau.ai.types import (
     ToolResultMessage,
 )
 from tests.ai.servers import SSE_HEADERS, STALL, LocalServer, Reply, wait_until
-from tests.ai.stream_checks import check_grammar
+from tests.ai.stream_checks import check_grammar, stream_aborting_at
 
 SONNET = Model(
     id="claude-sonnet-4-5",
@@ -781,20 +781,10 @@ async def test_abort_mid_tool_call_keeps_partial_arguments_and_usage() -> None:
         block(0, {"type": "tool_use", "id": "t", "name": "get_weather", "input": {}}),
         delta(0, type="input_json_delta", partial_json='{"city": "Ber'),
     )
-    controller = AbortController()
     async with LocalServer([Reply(200, SSE_HEADERS, [head, STALL])]) as server:
-        s = stream(
-            model(base_url=server.url),
-            Context([UserMessage("hi")]),
-            api_key="k",
-            signal=controller.signal,
+        events, message = await stream_aborting_at(
+            model(base_url=server.url), "toolcall_delta", api_key="k"
         )
-        events = []
-        async for event in s:
-            events.append(event)
-            if event.type == "toolcall_delta":
-                controller.abort()
-        message = await s.result()
         await wait_until(lambda: server.open_connections == 0)  # the connection was closed
     check_grammar(events, message)
     assert message.stop_reason == "aborted"

@@ -27,7 +27,7 @@ from tau.ai.types import (
     ToolResultMessage,
 )
 from tests.ai.servers import CLOSE, LocalServer, Reply
-from tests.ai.stream_checks import check_grammar
+from tests.ai.stream_checks import check_grammar, stream_aborting_at
 
 EVENT_STREAM = {"content-type": "application/vnd.amazon.eventstream"}
 IMG = ImageContent("aGVsbG8=", "image/png")
@@ -669,28 +669,17 @@ def test_botocore_and_google_auth_are_not_imported_by_tau_ai() -> None:
 
 
 async def test_abort_mid_stream_keeps_the_partial_message() -> None:
-    from tau.ai import AbortController
     from tests.ai.servers import STALL
 
-    controller = AbortController()
     body = [
         START,
         event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hel"}}),
         STALL,
     ]
     async with LocalServer([Reply(200, EVENT_STREAM, body)]) as server:
-        s = stream(
-            model(base_url=server.url),
-            Context([UserMessage("hi")]),
-            api_key="k",
-            signal=controller.signal,
+        events, msg = await stream_aborting_at(
+            model(base_url=server.url), "text_delta", api_key="k"
         )
-        events = []
-        async for e in s:
-            events.append(e)
-            if e.type == "text_delta":
-                controller.abort()
-        msg = await s.result()
     check_grammar(events, msg)
     assert events[-1].type == "error" and msg.stop_reason == "aborted"
     assert msg.text == "Hel"

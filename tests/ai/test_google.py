@@ -23,7 +23,7 @@ from tau.ai.types import (
     ToolResultMessage,
 )
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
-from tests.ai.stream_checks import check_grammar
+from tests.ai.stream_checks import check_grammar, stream_aborting_at
 
 SIG = "c2lnbmF0dXJl"  # valid base64
 IMG = ImageContent("aGVsbG8=", "image/png")
@@ -788,23 +788,12 @@ async def test_cost_is_computed_even_when_the_stream_fails() -> None:
 
 
 async def test_abort_mid_stream_keeps_the_partial_message() -> None:
-    from tau.ai import AbortController
     from tests.ai.servers import STALL
 
-    controller = AbortController()
     async with LocalServer([Reply(200, SSE_HEADERS, [chunk({"text": "Hel"}), STALL])]) as server:
-        s = stream(
-            gemini(base_url=server.url),
-            Context([UserMessage("hi")]),
-            api_key="k",
-            signal=controller.signal,
+        events, msg = await stream_aborting_at(
+            gemini(base_url=server.url), "text_delta", api_key="k"
         )
-        events = []
-        async for event in s:
-            events.append(event)
-            if event.type == "text_delta":
-                controller.abort()
-        msg = await s.result()
     check_grammar(events, msg)
     assert events[-1].type == "error" and msg.stop_reason == "aborted"
     assert msg.text == "Hel"
