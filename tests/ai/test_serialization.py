@@ -191,3 +191,22 @@ def test_bad_model() -> None:
         load_model({**original, "input": ["text", "audio"]})
     with pytest.raises(SerializationError, match=r"model.contextWindow: expected int, got str"):
         load_model({**original, "contextWindow": "big"})
+
+
+def test_tool_schema_follows_reassigned_parameters() -> None:
+    from pydantic import BaseModel
+
+    from tau.ai import Tool
+
+    class First(BaseModel):
+        a: int
+
+    class Second(BaseModel):
+        b: str
+
+    tool = Tool("t", "d", First)
+    assert set(tool.json_schema["properties"]) == {"a"}
+    tool.parameters = Second
+    assert set(tool.json_schema["properties"]) == {"b"}
+    tool.parameters = {"type": "object", "properties": {"c": {"type": "number"}}}
+    assert set(tool.json_schema["properties"]) == {"c"}

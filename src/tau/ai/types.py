@@ -352,18 +352,20 @@ class Tool:
         self.parameters: dict[str, Any] | type[BaseModel] = (
             parameters if parameters is not None else {"type": "object", "properties": {}}
         )
-        self._schema: dict[str, Any] | None = None
+        self._schema: tuple[type[BaseModel], dict[str, Any]] | None = None
 
     @property
     def json_schema(self) -> dict[str, Any]:
         """The parameters as a JSON Schema dict."""
-        if self._schema is None:
-            params = self.parameters
-            if isinstance(params, dict):
-                self._schema = params
-            else:
-                self._schema = params.model_json_schema()
-        return self._schema
+        params = self.parameters
+        if isinstance(params, dict):
+            return params
+        # A model class's schema is costly to build: cache it, for that class only, so that
+        # assigning new parameters never leaves a stale schema behind.
+        cached = self._schema
+        if cached is None or cached[0] is not params:
+            cached = self._schema = (params, params.model_json_schema())
+        return cached[1]
 
     def __eq__(self, other: object) -> bool:
         return (
