@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
@@ -139,6 +139,15 @@ def run_sync(processor_type: type[Any], sequence: list[Any]) -> None:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(events, max_size=12))
+@example(  # once found at random: a done item whose text the deltas never carried
+    [
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {"type": "reasoning", "id": "", "content": [], "summary": [{"text": ""}] * 2},
+        }
+    ]
+)
 def test_responses_processor_survives_anything(sequence: list[dict[str, Any]]) -> None:
     run_sync(ResponsesStreamProcessor, sequence)
 

@@ -465,3 +465,56 @@ async def test_events_after_completion_are_ignored() -> None:
         [completed(), {"type": "response.output_text.delta", "output_index": 0, "delta": "late"}]
     )
     assert message.content == []
+
+
+async def test_done_item_text_beyond_the_deltas_is_streamed_as_a_last_delta() -> None:
+    # Found by the fuzz test: two empty summary parts and no deltas joined to "\n\n", which
+    # replaced the (empty) streamed thinking without a delta, so deltas no longer added up.
+    events, message = await run(
+        [
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {"type": "reasoning", "id": "rs", "summary": [{"text": ""}, {"text": ""}]},
+            },
+            {"type": "response.output_text.delta", "output_index": 1, "delta": "Hel"},
+            {
+                "type": "response.output_item.done",
+                "output_index": 1,
+                "item": {
+                    "type": "message",
+                    "id": "msg",
+                    "content": [{"type": "output_text", "text": "Hello"}],
+                },
+            },
+            completed(),
+        ]
+    )
+    deltas = [(e.type, e.delta) for e in events if e.type.endswith("_delta")]
+    assert deltas == [("thinking_delta", "\n\n"), ("text_delta", "Hel"), ("text_delta", "lo")]
+    thinking, text = message.content
+    assert isinstance(thinking, ThinkingContent) and thinking.thinking == "\n\n"
+    assert isinstance(text, TextContent) and text.text == "Hello"
+    ends = [e.content for e in events if e.type.endswith("_end")]
+    assert ends == ["\n\n", "Hello"]
+
+
+async def test_done_item_text_contradicting_the_deltas_keeps_what_was_streamed() -> None:
+    events, message = await run(
+        [
+            {"type": "response.output_text.delta", "output_index": 0, "delta": "shown"},
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {
+                    "type": "message",
+                    "id": "msg",
+                    "content": [{"type": "output_text", "text": "other"}],
+                },
+            },
+            completed(),
+        ]
+    )
+    assert [e.delta for e in events if e.type == "text_delta"] == ["shown"]
+    assert message.text == "shown"
+    assert [e.content for e in events if e.type == "text_end"] == ["shown"]

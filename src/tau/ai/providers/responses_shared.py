@@ -426,16 +426,16 @@ class ResponsesStreamProcessor:
         block = builder.message.content[item.index]
         if item.kind == "reasoning":
             assert isinstance(block, ThinkingContent)
-            final = _reasoning_text(raw)
-            if final is not None and final != block.thinking:
-                block.thinking = final
+            missing = _unstreamed_tail(block.thinking, _reasoning_text(raw))
+            if missing:
+                builder.thinking_delta(item.index, missing)
             block.thinking_signature = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
             builder.close_thinking(item.index)
         elif item.kind == "message":
             assert isinstance(block, TextContent)
-            final = _message_text(raw)
-            if final is not None and final != block.text:
-                block.text = final
+            missing = _unstreamed_tail(block.text, _message_text(raw))
+            if missing:
+                builder.text_delta(item.index, missing)
             phase = _str(raw.get("phase")) or item.phase
             block.text_signature = encode_text_signature(_str(raw.get("id")) or item.item_id, phase)
             builder.close_text(item.index)
@@ -591,6 +591,18 @@ def _failure_message(response: JsonDict) -> str:
     if isinstance(details, dict) and details.get("reason"):
         return f"incomplete: {details['reason']}"
     return "Unknown error (no error details in response)"
+
+
+def _unstreamed_tail(streamed: str, final: str | None) -> str:
+    """What the finished item holds beyond the streamed text, to send as one last delta.
+
+    Deltas must add up to the block's final text, so the done item can only extend what was
+    streamed (it does when deltas were skipped or never sent). If it contradicts the stream,
+    the streamed text, which the consumer has already shown, is kept.
+    """
+    if final is None or len(final) <= len(streamed) or not final.startswith(streamed):
+        return ""
+    return final[len(streamed) :]
 
 
 def _reasoning_text(item: JsonDict) -> str | None:
