@@ -342,14 +342,18 @@ class MistralStreamProcessor:
         calculate_cost(self._builder.model, usage)
 
     def finish(self) -> None:
-        """The stream ended: close blocks (tool calls last), set the stop reason."""
+        """The stream ended: close blocks (tool calls last), set the stop reason.
+
+        The finish reason is what ends the tool calls (they have no end marker of their own):
+        a stream cut off before it leaves them unfinished.
+        """
         self._close_current()
-        builder = self._builder
-        for position in self._calls.values():
-            builder.close_tool_call(position)
         finish = self._finish
         if finish is None:
             raise ProviderError("Mistral stream ended before a finish_reason (truncated stream)")
+        builder = self._builder
+        for position in self._calls.values():
+            builder.close_tool_call(position)
         stop = _STOP_REASONS.get(finish, "stop")
         message = builder.message
         if stop == "error":
