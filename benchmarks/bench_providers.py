@@ -49,6 +49,14 @@ TARGET = 1.5
 """The tau/floor ratio aimed at (issue 3)."""
 
 
+WRITE_FILE = Tool(
+    "write_file",
+    "Write a file",
+    {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}},
+)
+"""The tool of the ~200 KB tool-call cases."""
+
+
 @dataclass
 class Case:
     """One benchmark: a response (a list of SSE records) and how tau consumes it."""
@@ -165,11 +173,7 @@ def anthropic_tool_case() -> Case:
         ),
         {"type": "content_block_stop", "index": 0},
     ]
-    schema = {
-        "type": "object",
-        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-    }
-    tool = Tool("write_file", "Write a file", schema)
+    tool = WRITE_FILE
 
     async def run(url: str) -> None:
         await consume(_anthropic_model(url), Context([UserMessage("hi")], tools=[tool]))
@@ -320,11 +324,7 @@ def responses_tool_case() -> Case:
         "arguments": "",
     }
     done = {**added, "arguments": arguments, "status": "completed"}
-    schema = {
-        "type": "object",
-        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-    }
-    tool = Tool("write_file", "Write a file", schema)
+    tool = WRITE_FILE
 
     async def run(url: str) -> None:
         await consume(_responses_model(url), Context([UserMessage("hi")], tools=[tool]))
@@ -400,11 +400,7 @@ def openai_tool_case() -> Case:
     call = {"index": 0, "id": "call_b", "type": "function"}
     first = {"role": "assistant", "tool_calls": [{**call, "function": {"name": "write_file"}}]}
     deltas = [{"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in pieces]
-    schema = {
-        "type": "object",
-        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-    }
-    tool = Tool("write_file", "Write a file", schema)
+    tool = WRITE_FILE
 
     async def run(url: str) -> None:
         await consume(_openai_model(url), Context([UserMessage("hi")], tools=[tool]))
@@ -497,6 +493,35 @@ def google_text_case(
         await consume(model(url), Context([UserMessage("hi")]))
 
     return Case(name, events, run)
+
+
+def vertex_tool_case() -> Case:
+    """One call whose ~200 KB of arguments stream by JSON path (``partialArgs``): the
+    long string in ~100-byte ``stringValue`` pieces that continue one another, as Vertex AI
+    sends them with ``streamFunctionCallArguments``."""
+    content = "lorem ipsum dolor sit amet " * (TOOL_BYTES // 27)
+    step = TOOL_DELTA_BYTES
+    pieces = [content[i : i + step] for i in range(0, len(content), step)]
+    opening = {"functionCall": {"name": "write_file", "willContinue": True}}
+    parts: list[dict[str, Any]] = [opening]
+    parts.append(
+        {"functionCall": {"partialArgs": [{"jsonPath": "$.path", "stringValue": "big.txt"}]}}
+    )
+    parts[-1]["functionCall"]["willContinue"] = True
+    for n, piece in enumerate(pieces):
+        value = {"jsonPath": "$.content", "stringValue": piece}
+        if n < len(pieces) - 1:
+            value["willContinue"] = True
+        parts.append({"functionCall": {"partialArgs": [value], "willContinue": True}})
+    parts.append({"functionCall": {}})
+    events = [_google_chunk([part], i) for i, part in enumerate(parts)]
+    events.append(_google_chunk([{"text": ""}], len(parts), "STOP"))
+    tool = WRITE_FILE
+
+    async def run(url: str) -> None:
+        await consume(_vertex_model(url), Context([UserMessage("hi")], tools=[tool]))
+
+    return Case("vertex-tool-200KB", events, run)
 
 
 # --------------------------------------------------------------------------- bedrock
@@ -608,6 +633,7 @@ def cases() -> list[Case]:
         openai_tool_case(),
         google_text_case(),
         google_text_case("vertex-text", _vertex_model),
+        vertex_tool_case(),
         bedrock_text_case(),
         bedrock_tool_case(),
     ]
