@@ -287,6 +287,7 @@ async def test_gemini_max_tokens_while_a_call_streams() -> None:
         )
     )
     assert_unfinished(events, message, "write")
+    assert "stop reason 'length'" in (message.error_message or "")
     assert message.tool_calls[0].arguments == {"path": "a.txt"}
 
 

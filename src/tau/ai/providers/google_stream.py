@@ -277,7 +277,11 @@ class GoogleStreamMapper:
         writer = self._writer
         if reason == "stop" and writer is not None and writer.open_string is None:
             self._end_call()  # the answer's end ends the call that was still streaming
-        if reason != "error" and any(isinstance(b, ToolCall) for b in message.content):
+        if (
+            reason != "error"
+            and self._call is None
+            and any(isinstance(b, ToolCall) for b in message.content)
+        ):
             reason = "toolUse"
         message.stop_reason = reason
         if reason == "error" and not message.error_message:
