@@ -13,7 +13,9 @@ Events of unknown type are ignored. ``temperature`` is sent only when given and 
 off (current SDK types no longer list it; an endpoint that rejects it answers with a 400
 whose message the error event carries). An event whose data is not valid JSON ends the stream
 with an error naming the event (skipping it could silently drop text), and so does a stream
-that ends before ``message_stop``.
+that ends before ``message_stop`` or starts another message (a ``message_start`` with a new
+id) before it; the same id again is ignored. Usage follows the ``iterations`` rule of
+:class:`_UsageCounts`.
 """
 
 from __future__ import annotations
