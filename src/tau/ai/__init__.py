@@ -5,7 +5,7 @@ the first call for its ``model.api``.
 """
 
 from tau.ai.abort import AbortController, AbortedError, AbortSignal
-from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
+from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.catalog import get_model, get_models, get_providers, models_are_equal
 from tau.ai.entry import (
     complete,
@@ -16,6 +16,7 @@ from tau.ai.entry import (
     stream_sync,
 )
 from tau.ai.env_keys import get_env_api_key
+from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream, EventStream, StreamEndedError
 from tau.ai.events import (
     AssistantMessageEvent,

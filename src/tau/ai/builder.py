@@ -14,6 +14,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from tau.ai.abort import AbortedError, AbortSignal
+from tau.ai.errors import ABORTED_MESSAGE as ABORTED_MESSAGE
+from tau.ai.errors import UNKNOWN_ERROR_MESSAGE as UNKNOWN_ERROR_MESSAGE
+from tau.ai.errors import ProviderError as ProviderError
+from tau.ai.errors import describe_error as describe_error
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.events import (
     DoneEvent,
@@ -37,13 +41,6 @@ from tau.ai.types import (
     ThinkingContent,
     ToolCall,
 )
-
-ABORTED_MESSAGE = "Request was aborted"
-UNKNOWN_ERROR_MESSAGE = "An unknown error occurred"
-
-
-class ProviderError(Exception):
-    """A failure an adapter reports; its text becomes the message's ``error_message``."""
 
 
 class MessageBuilder:
@@ -283,12 +280,6 @@ async def apply_on_payload(
     if not isinstance(result, dict):
         raise ProviderError(f"on_payload must return a dict or None, not {type(result).__name__}")
     return result
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line message for an exception: its text, else its type name."""
-    text = str(exc).strip()
-    return text if text else type(exc).__name__
 
 
 Runner = Callable[[MessageBuilder], Awaitable[None]]

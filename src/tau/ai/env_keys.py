@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from tau.ai.builder import ProviderError
+from tau.ai.errors import ProviderError
 from tau.ai.types import Model
 
 AUTHENTICATED = "<authenticated>"

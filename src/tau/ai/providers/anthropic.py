@@ -25,8 +25,9 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
+from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import resolve_api_key
+from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.simple_options import adjust_max_tokens_for_thinking, base_options
 from tau.ai.types import (

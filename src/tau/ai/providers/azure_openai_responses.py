@@ -16,16 +16,17 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
+from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import resolve_api_key
+from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.headers import sse_request_headers
 from tau.ai.providers.openai_responses import (
     simple_reasoning_options,
     stream_responses,
 )
 from tau.ai.providers.responses_shared import base_payload
 from tau.ai.types import Context, Model
-from tau.ai.utils.sse_json import sse_request_headers
 
 __all__ = [
     "DEFAULT_API_VERSION",

@@ -38,8 +38,9 @@ from botocore.awsrequest import AWSRequest
 from botocore.eventstream import EventStreamBuffer, EventStreamMessage, ParserError
 from botocore.session import Session
 
-from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
+from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import AUTHENTICATED
+from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.simple_options import (
     adjust_max_tokens_for_thinking,

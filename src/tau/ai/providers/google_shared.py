@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from tau.ai.builder import ProviderError
+from tau.ai.errors import ProviderError
 from tau.ai.providers.simple_options import base_options
 from tau.ai.types import (
     AssistantMessage,

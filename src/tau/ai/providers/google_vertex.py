@@ -28,8 +28,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
+from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.env_keys import AUTHENTICATED
+from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers import google_shared as shared
 from tau.ai.providers import google_stream

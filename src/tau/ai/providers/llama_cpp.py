@@ -41,7 +41,8 @@ from typing import Any
 from llama_cpp import Llama
 from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
-from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
+from tau.ai.builder import MessageBuilder, launch_stream
+from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.local_models import gguf_path
 from tau.ai.providers.simple_options import base_options

@@ -12,8 +12,9 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
+from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import require_api_key
+from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.simple_options import base_options, clamp_reasoning
 from tau.ai.types import (
@@ -33,9 +34,10 @@ from tau.ai.utils.cost import calculate_cost
 
 if TYPE_CHECKING:
     from tau.ai.http import ProviderHTTPError
+from tau.ai.headers import sse_request_headers
+from tau.ai.sse import decode_json_data as decode_event_data
 from tau.ai.utils.hash import short_hash
 from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.sse_json import decode_event_data, sse_request_headers
 from tau.ai.utils.transform_messages import MistralIdNormalizer, transform_messages
 
 __all__ = [

@@ -17,8 +17,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
+from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import resolve_api_key
+from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.copilot_headers import COPILOT_PROVIDER, copilot_dynamic_headers
 from tau.ai.providers.openai_compat import is_endpoint, resolve_compat

@@ -14,7 +14,8 @@ import json
 import secrets
 from typing import Any
 
-from tau.ai.builder import MessageBuilder, ProviderError
+from tau.ai.builder import MessageBuilder
+from tau.ai.errors import ProviderError
 from tau.ai.types import Model, StopReason, ToolCall, Usage
 from tau.ai.utils.cost import calculate_cost
 

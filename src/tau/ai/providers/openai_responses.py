@@ -13,13 +13,13 @@ from typing import Any
 from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import require_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.headers import sse_request_headers
 from tau.ai.providers.responses_shared import (
     ResponsesStreamProcessor,
     base_payload,
 )
 from tau.ai.providers.simple_options import base_options, clamp_reasoning, supports_xhigh
 from tau.ai.types import Context, Model
-from tau.ai.utils.sse_json import sse_request_headers
 
 __all__ = [
     "build_payload",

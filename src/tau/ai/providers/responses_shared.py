@@ -16,7 +16,9 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tau.ai.builder import MessageBuilder, ProviderError
+from tau.ai.builder import MessageBuilder
+from tau.ai.errors import ProviderError
+from tau.ai.sse import decode_json_data as decode_event_data
 from tau.ai.types import (
     AssistantMessage,
     Context,
@@ -35,7 +37,6 @@ from tau.ai.utils.cost import calculate_cost
 from tau.ai.utils.hash import short_hash
 from tau.ai.utils.partial_json import parse_streaming_json
 from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.sse_json import decode_event_data
 from tau.ai.utils.transform_messages import normalize_id_responses, transform_messages
 
 JsonDict = dict[str, Any]
