@@ -29,6 +29,7 @@ from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.headers import request_headers
 from tau.ai.providers.simple_options import adjust_max_tokens_for_thinking, base_options
 from tau.ai.types import (
     AssistantMessage,
@@ -203,23 +204,25 @@ def cache_control_for(model: Model, retention: CacheRetention) -> dict[str, str]
 
 
 def build_headers(model: Model, options: Mapping[str, Any], api_key: str) -> dict[str, str]:
-    """Auth, version and beta headers; then ``model.headers``, then the ``headers`` option."""
+    """Version and beta headers and the key, layered by :func:`tau.ai.headers.request_headers`."""
     betas: list[str] = []
-    headers = {"accept": "application/json", "anthropic-version": ANTHROPIC_VERSION}
+    defaults = {
+        "accept": "application/json",
+        "content-type": "application/json",
+        "anthropic-version": ANTHROPIC_VERSION,
+    }
     if is_oauth_token(api_key):
         betas += BETA_OAUTH
-        headers["authorization"] = f"Bearer {api_key}"
-        headers["user-agent"] = f"claude-cli/{CLAUDE_CODE_VERSION}"
-        headers["x-app"] = "cli"
+        auth = {"authorization": f"Bearer {api_key}"}
+        defaults["user-agent"] = f"claude-cli/{CLAUDE_CODE_VERSION}"
+        defaults["x-app"] = "cli"
     else:
-        headers["x-api-key"] = api_key
+        auth = {"x-api-key": api_key}
     betas.append(BETA_FINE_GRAINED_TOOLS)
     if options.get("interleaved_thinking", True) and not is_adaptive(model):
         betas.append(BETA_INTERLEAVED_THINKING)
-    headers["anthropic-beta"] = ",".join(betas)
-    headers.update(model.headers or {})
-    headers.update(options.get("headers") or {})
-    return headers
+    defaults["anthropic-beta"] = ",".join(betas)
+    return request_headers(model, options, auth, defaults)
 
 
 def build_params(

@@ -20,7 +20,7 @@ from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.headers import sse_request_headers
+from tau.ai.headers import request_headers
 from tau.ai.providers.openai_responses import (
     simple_reasoning_options,
     stream_responses,
@@ -126,7 +126,7 @@ def stream(
             f"?api-version={quote(resolve_api_version(opts), safe='')}"
         )
         payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
-        headers = sse_request_headers(model, opts, {"api-key": api_key})
+        headers = request_headers(model, opts, {"api-key": api_key})
         await stream_responses(builder, opts, url, headers, payload)
 
     return launch_stream(model, opts, run)

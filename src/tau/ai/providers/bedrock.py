@@ -42,6 +42,7 @@ from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.headers import request_headers
 from tau.ai.providers.simple_options import (
     adjust_max_tokens_for_thinking,
     base_options,
@@ -69,6 +70,7 @@ from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
 
 _EVENT_STREAM = ("application/vnd.amazon.eventstream",)
+_DEFAULT_HEADERS = {"accept": _EVENT_STREAM[0], "content-type": "application/json"}
 _IMAGE_FORMATS = {
     "image/jpeg": "jpeg",
     "image/jpg": "jpeg",
@@ -556,13 +558,8 @@ def stream(
         url = endpoint_url(model, region)
         body = await apply_on_payload(options, build_request(model, context, options), model)
         content = json.dumps(body, separators=(",", ":")).encode()
-        headers = {
-            **(model.headers or {}),
-            "content-type": "application/json",
-            "accept": "application/vnd.amazon.eventstream",
-            **await auth_headers(url, content, region, options),
-            **(options.get("headers") or {}),
-        }
+        auth = await auth_headers(url, content, region, options)
+        headers = request_headers(model, options, auth, _DEFAULT_HEADERS)
         mapper = BedrockStreamMapper(builder)
         try:
             async with open_stream(

@@ -20,6 +20,7 @@ from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.headers import request_headers
 from tau.ai.providers import google_shared as shared
 from tau.ai.providers import google_stream
 from tau.ai.types import Context, Model
@@ -49,7 +50,7 @@ def stream(
             raise ProviderError(
                 f"No API key for provider {model.provider!r}: set GEMINI_API_KEY or pass api_key"
             )
-        headers = shared.request_headers(model, options, {"x-goog-api-key": key})
+        headers = request_headers(model, options, {"x-goog-api-key": key})
         body = build_request(model, context, options)
         await google_stream.run_stream(builder, stream_url(model), headers, body, options)
 

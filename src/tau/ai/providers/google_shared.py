@@ -453,10 +453,3 @@ def simple_options(model: Model, options: Mapping[str, Any]) -> dict[str, Any]:
         streams_call_arguments(model) if streamed is None else bool(streamed)
     )
     return out
-
-
-def request_headers(
-    model: Model, options: Mapping[str, Any], auth: Mapping[str, str]
-) -> dict[str, str]:
-    """The model's headers, then the authentication, then the caller's ``headers`` option."""
-    return {**(model.headers or {}), **auth, **(options.get("headers") or {})}

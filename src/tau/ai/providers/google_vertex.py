@@ -32,6 +32,7 @@ from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.headers import request_headers
 from tau.ai.providers import google_shared as shared
 from tau.ai.providers import google_stream
 from tau.ai.types import Context, Model
@@ -164,7 +165,7 @@ def stream(
                     "(for example us-central1 or global)"
                 )
             auth = {"Authorization": f"Bearer {token}"}
-        headers = shared.request_headers(model, options, auth)
+        headers = request_headers(model, options, auth)
         body = shared.build_request(model, context, options)
         url = stream_url(model, project, location)
         await google_stream.run_stream(builder, url, headers, body, options)

@@ -34,7 +34,7 @@ from tau.ai.utils.cost import calculate_cost
 
 if TYPE_CHECKING:
     from tau.ai.http import ProviderHTTPError
-from tau.ai.headers import sse_request_headers
+from tau.ai.headers import JSON_EVENT_STREAM, request_headers
 from tau.ai.sse import decode_json_data as decode_event_data
 from tau.ai.utils.hash import short_hash
 from tau.ai.utils.sanitize import sanitize_surrogates
@@ -394,11 +394,12 @@ def stream(
 
         api_key = require_api_key(model, opts)
         payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
-        headers = sse_request_headers(model, opts, {"authorization": f"Bearer {api_key}"})
+        defaults = dict(JSON_EVENT_STREAM)
         session_id = opts.get("session_id")
         # KV-cache affinity: requests of one session land on the same replica.
-        if session_id and not any(key.lower() == "x-affinity" for key in headers):
-            headers["x-affinity"] = session_id
+        if session_id:
+            defaults["x-affinity"] = session_id
+        headers = request_headers(model, opts, {"authorization": f"Bearer {api_key}"}, defaults)
         url = chat_url(model.base_url)
         processor = MistralStreamProcessor(builder)
         handle_data = processor.handle_data

@@ -21,6 +21,7 @@ from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.headers import JSON_EVENT_STREAM, request_headers
 from tau.ai.providers.copilot_headers import COPILOT_PROVIDER, copilot_dynamic_headers
 from tau.ai.providers.openai_compat import is_endpoint, resolve_compat
 from tau.ai.providers.openai_completions_request import build_params
@@ -40,14 +41,11 @@ __all__ = ["stream", "stream_simple"]
 def _headers(
     model: Model, context: Context, options: Mapping[str, Any], key: str
 ) -> dict[str, str]:
-    headers: dict[str, str] = {"accept": "text/event-stream"}
-    if key:
-        headers["authorization"] = f"Bearer {key}"
-    headers.update(model.headers or {})
+    defaults = JSON_EVENT_STREAM
     if model.provider == COPILOT_PROVIDER:
-        headers.update(copilot_dynamic_headers(context))
-    headers.update(options.get("headers") or {})
-    return headers
+        defaults = {**defaults, **copilot_dynamic_headers(context)}
+    auth = {"authorization": f"Bearer {key}"} if key else None
+    return request_headers(model, options, auth, defaults)
 
 
 def _id_normalizer(model: Model) -> ToolCallIdNormalizer:

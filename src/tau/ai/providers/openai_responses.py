@@ -13,7 +13,7 @@ from typing import Any
 from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
 from tau.ai.env_keys import require_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.headers import sse_request_headers
+from tau.ai.headers import request_headers
 from tau.ai.providers.responses_shared import (
     ResponsesStreamProcessor,
     base_payload,
@@ -69,7 +69,7 @@ def stream(
     async def run(builder: MessageBuilder) -> None:
         api_key = require_api_key(model, opts)
         payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
-        headers = sse_request_headers(model, opts, {"authorization": f"Bearer {api_key}"})
+        headers = request_headers(model, opts, {"authorization": f"Bearer {api_key}"})
         url = model.base_url.rstrip("/") + "/responses"
         await stream_responses(builder, opts, url, headers, payload)
 
