@@ -13,12 +13,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Never, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from typing_extensions import TypeVar
 
     from tau.ai.utils.partial_json import IncrementalJsonParser
+
+    Unset = TypeVar("Unset", default=None)
+else:
+    from typing import TypeVar
+
+    # The default (None: a compat as users write it) matters to type checkers only.
+    Unset = TypeVar("Unset")
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
 """Why a response ended. ``error`` and ``aborted`` arrive as an ``error`` event."""
@@ -410,30 +418,44 @@ class ModelCost:
     cache_write: float = 0.0
 
 
+ThinkingFormat: TypeAlias = Literal["openai", "openrouter", "zai", "qwen", "qwen-chat-template"]
+"""How a chat-completions endpoint switches reasoning on (see ``OpenAICompletionsCompat``)."""
+MaxTokensField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
+"""The request field a chat-completions endpoint reads the output limit from."""
+
+_DETECTED: Any = None  # a field's default: decided by detection when the call is made
+
+
 @dataclass(slots=True)
-class OpenAICompletionsCompat:
+class OpenAICompletionsCompat(Generic[Unset]):
     """Per-endpoint differences of the OpenAI chat-completions protocol.
 
     Every field left as None is auto-detected from the provider id and base URL; a value set
-    here overrides detection field by field.
+    here overrides detection field by field. This is the one declaration of the fields: the
+    resolved form, :data:`ResolvedCompat`, is this same class with every field decided (its
+    type parameter says no field is None), and the JSON form uses pi's camelCase names.
     """
 
-    supports_store: bool | None = None
-    supports_developer_role: bool | None = None
-    supports_reasoning_effort: bool | None = None
-    reasoning_effort_map: dict[str, str] | None = None
-    supports_usage_in_streaming: bool | None = None
-    max_tokens_field: Literal["max_completion_tokens", "max_tokens"] | None = None
-    requires_tool_result_name: bool | None = None
-    requires_assistant_after_tool_result: bool | None = None
-    requires_thinking_as_text: bool | None = None
-    thinking_format: Literal["openai", "openrouter", "zai", "qwen", "qwen-chat-template"] | None = (
-        None
-    )
-    open_router_routing: dict[str, list[str]] | None = None
-    vercel_gateway_routing: dict[str, list[str]] | None = None
-    supports_strict_mode: bool | None = None
-    supports_prompt_cache_key: bool | None = None
+    supports_store: bool | Unset = _DETECTED
+    supports_developer_role: bool | Unset = _DETECTED
+    supports_reasoning_effort: bool | Unset = _DETECTED
+    reasoning_effort_map: dict[str, str] | Unset = _DETECTED
+    supports_usage_in_streaming: bool | Unset = _DETECTED
+    max_tokens_field: MaxTokensField | Unset = _DETECTED
+    requires_tool_result_name: bool | Unset = _DETECTED
+    requires_assistant_after_tool_result: bool | Unset = _DETECTED
+    requires_thinking_as_text: bool | Unset = _DETECTED
+    thinking_format: ThinkingFormat | Unset = _DETECTED
+    open_router_routing: dict[str, list[str]] | Unset = _DETECTED
+    vercel_gateway_routing: dict[str, list[str]] | Unset = _DETECTED
+    supports_strict_mode: bool | Unset = _DETECTED
+    supports_prompt_cache_key: bool | Unset = _DETECTED
+    accepts_empty_tools: bool | Unset = _DETECTED
+    """Whether ``tools: []`` may be sent (api.openai.com rejects an empty list)."""
+
+
+ResolvedCompat: TypeAlias = "OpenAICompletionsCompat[Never]"
+"""An :class:`OpenAICompletionsCompat` with every field decided (none is None)."""
 
 
 @dataclass(slots=True)

@@ -9,35 +9,9 @@ lets ``model.compat`` override any field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Literal, TypeAlias
+from dataclasses import fields, replace
 
-from tau.ai.types import Model, OpenAICompletionsCompat
-
-ThinkingFormat: TypeAlias = Literal["openai", "openrouter", "zai", "qwen", "qwen-chat-template"]
-MaxTokensField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
-
-
-@dataclass(frozen=True, slots=True)
-class ResolvedCompat:
-    """An :class:`~tau.ai.types.OpenAICompletionsCompat` with every field decided."""
-
-    supports_store: bool
-    supports_developer_role: bool
-    supports_reasoning_effort: bool
-    reasoning_effort_map: dict[str, str]
-    supports_usage_in_streaming: bool
-    max_tokens_field: MaxTokensField
-    requires_tool_result_name: bool
-    requires_assistant_after_tool_result: bool
-    requires_thinking_as_text: bool
-    thinking_format: ThinkingFormat
-    open_router_routing: dict[str, list[str]]
-    vercel_gateway_routing: dict[str, list[str]]
-    supports_strict_mode: bool
-    supports_prompt_cache_key: bool
-    accepts_empty_tools: bool = True
-    """Whether ``tools: []`` may be sent (api.openai.com rejects an empty list)."""
+from tau.ai.types import Model, OpenAICompletionsCompat, ResolvedCompat, ThinkingFormat
 
 
 def is_endpoint(model: Model, provider: str, *url_parts: str) -> bool:
@@ -74,7 +48,7 @@ def detect_compat(model: Model) -> ResolvedCompat:
         thinking_format = "zai"
     elif is_openrouter:
         thinking_format = "openrouter"
-    return ResolvedCompat(
+    return OpenAICompletionsCompat(
         supports_store=not non_standard,
         supports_developer_role=not non_standard
         and not is_endpoint(model, "huggingface", "huggingface.co"),
@@ -103,11 +77,10 @@ def resolve_compat(model: Model) -> ResolvedCompat:
     override = model.compat
     if override is None:
         return detected
-    values = {}
-    for f in fields(ResolvedCompat):
-        value = getattr(override, f.name, None)
-        values[f.name] = getattr(detected, f.name) if value is None else value
-    return ResolvedCompat(**values)
+    overridden = {
+        f.name: value for f in fields(override) if (value := getattr(override, f.name)) is not None
+    }
+    return replace(detected, **overridden)
 
 
 __all__ = [
