@@ -234,6 +234,8 @@ def stream_proxy(
     headers = {"authorization": f"Bearer {auth_token}", "accept": "text/event-stream"}
 
     async def run(out: MessageBuilder) -> None:
+        # The server priced the usage with its own model (and service tier): keep its cost.
+        out.cost_multiplier = None
         rebuild = _Rebuilder(out)
         try:
             async with open_stream(opts, "POST", url, headers=headers, json=body) as response:

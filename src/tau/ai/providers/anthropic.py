@@ -47,7 +47,6 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
-from tau.ai.utils.cost import calculate_cost
 from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
 
@@ -426,7 +425,6 @@ async def _decode(
     message = builder.message
     usage = message.usage
     counts = _UsageCounts()
-    model = builder.model
     loads = json.loads
     message_id: str | None = None
     started = False
@@ -489,14 +487,12 @@ async def _decode(
                 started = True
                 message_id = started_id
                 counts.apply(usage, data["message"].get("usage") or {})
-                calculate_cost(model, usage)
                 builder.start()
             elif kind == "message_delta":
                 stop = (data.get("delta") or {}).get("stop_reason")
                 if stop is not None:
                     _set_stop_reason(message, stop)
                 counts.apply(usage, data.get("usage") or {})
-                calculate_cost(model, usage)
             elif kind == "message_stop":
                 finished = True
                 break

@@ -65,7 +65,6 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
-from tau.ai.utils.cost import calculate_cost
 from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
 
@@ -561,16 +560,12 @@ def stream(
         auth = await auth_headers(url, content, region, options)
         headers = request_headers(model, options, auth, _DEFAULT_HEADERS)
         mapper = BedrockStreamMapper(builder)
-        try:
-            async with open_stream(
-                options, "POST", url, headers=headers, content=content, expect=_EVENT_STREAM
-            ) as response:
-                async for chunk in response.chunks():
-                    mapper.feed_bytes(chunk)
-            mapper.finish()
-        finally:
-            # Also on failure: the usage seen so far is priced.
-            calculate_cost(model, builder.message.usage)
+        async with open_stream(
+            options, "POST", url, headers=headers, content=content, expect=_EVENT_STREAM
+        ) as response:
+            async for chunk in response.chunks():
+                mapper.feed_bytes(chunk)
+        mapper.finish()
 
     return launch_stream(model, options, run)
 

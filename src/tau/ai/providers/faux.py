@@ -44,7 +44,6 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
-from tau.ai.utils.cost import calculate_cost
 
 __all__ = [
     "FauxResponse",
@@ -273,7 +272,6 @@ def stream(
                 input=_count_tokens(_context_chars(context)), output=_count_tokens(output_chars)
             )
             usage.total_tokens = usage.input + usage.output
-        calculate_cost(model, usage)
         out.message.usage = usage
         if response.error is not None:
             raise ProviderError(response.error)

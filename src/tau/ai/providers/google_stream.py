@@ -31,7 +31,6 @@ import jiter
 from tau.ai.builder import MessageBuilder, apply_on_payload
 from tau.ai.errors import ProviderError
 from tau.ai.types import StopReason, TextContent, ThinkingContent, ToolCall, Usage
-from tau.ai.utils.cost import calculate_cost
 from tau.ai.utils.json_path import JsonPathError, PathJsonWriter
 
 _STOP_REASONS: dict[str, StopReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
@@ -170,7 +169,7 @@ class GoogleStreamMapper:
             self._ids.add(id)
             args = call.get("args")
             if isinstance(args, dict):
-                builder.tool_call(id, name, args, thought_signature=signature)
+                builder.tool_call(id, id=id, name=name, arguments=args, thought_signature=signature)
                 return
             self._call = builder.open_tool_call(id, name, thought_signature=signature)
             self._writer = PathJsonWriter()
@@ -299,26 +298,21 @@ async def run_stream(
     """POST ``body`` to a ``streamGenerateContent?alt=sse`` URL and map the response."""
     from tau.ai.http import open_stream
 
-    model = builder.model
-    body = await apply_on_payload(options, body, model)
+    body = await apply_on_payload(options, body, builder.model)
     mapper = GoogleStreamMapper(builder)
-    try:
-        async with open_stream(options, "POST", url, headers=headers, json=body) as response:
-            async for event in response:
-                data = event.data
-                if not data:
-                    continue
-                try:
-                    # jiter: about 3x faster than json here, and this runs once per chunk.
-                    chunk = jiter.from_json(data.encode())
-                except ValueError:
-                    raise ProviderError(
-                        f"Google sent malformed JSON in the stream: {data[:200]!r}"
-                    ) from None
-                if not isinstance(chunk, dict):
-                    raise ProviderError(f"Google sent an unexpected stream event: {data[:200]!r}")
-                mapper.feed(chunk)
-        mapper.finish()
-    finally:
-        # Also on failure: the usage seen so far is priced.
-        calculate_cost(model, builder.message.usage)
+    async with open_stream(options, "POST", url, headers=headers, json=body) as response:
+        async for event in response:
+            data = event.data
+            if not data:
+                continue
+            try:
+                # jiter: about 3x faster than json here, and this runs once per chunk.
+                chunk = jiter.from_json(data.encode())
+            except ValueError:
+                raise ProviderError(
+                    f"Google sent malformed JSON in the stream: {data[:200]!r}"
+                ) from None
+            if not isinstance(chunk, dict):
+                raise ProviderError(f"Google sent an unexpected stream event: {data[:200]!r}")
+            mapper.feed(chunk)
+    mapper.finish()

@@ -59,7 +59,6 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
-from tau.ai.utils.cost import calculate_cost
 
 __all__ = ["stream", "stream_simple"]
 
@@ -516,7 +515,6 @@ async def _consume(out: MessageBuilder, queue: asyncio.Queue[tuple[int, Any]]) -
             reason, input_tokens, output_tokens = value
             usage = Usage(input=input_tokens, output=output_tokens)
             usage.total_tokens = input_tokens + output_tokens
-            calculate_cost(out.model, usage)
             out.message.usage = usage
             out.message.stop_reason = reason
             return

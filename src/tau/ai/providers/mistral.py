@@ -30,7 +30,6 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.utils.cost import calculate_cost
 
 if TYPE_CHECKING:
     from tau.ai.http import ProviderHTTPError
@@ -341,7 +340,6 @@ class MistralStreamProcessor:
         usage.input = raw.get("prompt_tokens") or 0
         usage.output = raw.get("completion_tokens") or 0
         usage.total_tokens = raw.get("total_tokens") or usage.input + usage.output
-        calculate_cost(self._builder.model, usage)
 
     def finish(self) -> None:
         """The stream ended: close blocks (tool calls last), set the stop reason.

@@ -17,7 +17,6 @@ from typing import Any
 from tau.ai.builder import MessageBuilder
 from tau.ai.errors import ProviderError
 from tau.ai.types import Model, StopReason, ToolCall, Usage
-from tau.ai.utils.cost import calculate_cost
 
 # OpenAI's own reasons, and the others that compatible servers document, by what they mean.
 # A reason not listed ends the stream with an error that names it: z.ai's
@@ -93,7 +92,6 @@ def parse_usage(raw: dict[str, Any], model: Model) -> Usage:
         reasoning=reasoning,
     )
     usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
-    calculate_cost(model, usage)
     return usage
 
 

@@ -33,7 +33,6 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
-from tau.ai.utils.cost import calculate_cost
 from tau.ai.utils.hash import short_hash
 from tau.ai.utils.partial_json import parse_streaming_json
 from tau.ai.utils.sanitize import sanitize_surrogates
@@ -575,7 +574,7 @@ class ResponsesStreamProcessor:
         fill_usage(usage, raw)
         tier = response.get("service_tier") or self._requested_tier
         factor = SERVICE_TIER_MULTIPLIERS.get(tier, 1.0) if isinstance(tier, str) else 1.0
-        calculate_cost(builder.model, usage, factor)
+        builder.cost_multiplier = factor
 
 
 def _str(value: Any) -> str:
