@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import struct
 import subprocess
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -116,8 +118,23 @@ def test_read_missing_file(tmp_path: Path) -> None:
         _run(_tool("read", tmp_path), {"path": "nope.txt"})
 
 
+def _png_1x1() -> bytes:
+    """A valid one-pixel RGB PNG, built by hand (no image library needed)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
+
+
 def test_read_image(tmp_path: Path) -> None:
-    (tmp_path / "p.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)
+    (tmp_path / "p.png").write_bytes(_png_1x1())
     result = _run(_tool("read", tmp_path), {"path": "@p.png"})
     assert _text(result) == "Read image file [image/png]"
     assert isinstance(result.content[1], ImageContent)
