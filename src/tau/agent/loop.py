@@ -24,7 +24,7 @@ Where this departs from pi-agent-core 0.58.3 (deliberately):
   ``prepare_arguments`` do the same. A tool (or hook) raising any ``BaseException`` but
   cancellation (``GeneratorExit``, ``SystemExit``…) gets an error result too: nothing a tool
   raises escapes the run.
-* A synchronous tool runs in a worker thread (:meth:`AgentTool.run`), so abort and the grace
+* A synchronous tool runs in a worker thread (:func:`~tau.agent.tools.run_tool`), so abort and the grace
   period apply to it like to any other.
 * Parallel mode emits ``tool_execution_end`` and the tool-result messages strictly in the
   assistant's call order, including calls that failed before running (unknown tool, invalid
@@ -64,7 +64,13 @@ from tau.agent.events import (
     TurnStartEvent,
 )
 from tau.agent.messages import AgentMessage, message_role
-from tau.agent.tools import AgentTool, AgentToolResult, as_tool_result, error_tool_result
+from tau.agent.tools import (
+    AgentTool,
+    AgentToolResult,
+    as_tool_result,
+    error_tool_result,
+    run_tool,
+)
 from tau.agent.types import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -573,7 +579,7 @@ class _Run:
             prepared.updates = self.loop.create_task(self._chain(prepared.updates, event))
 
         try:
-            value = await prepared.tool.run(call.id, prepared.args, self.signal, on_update)
+            value = await run_tool(prepared.tool, call.id, prepared.args, self.signal, on_update)
             return as_tool_result(value), False
         except asyncio.CancelledError:
             raise

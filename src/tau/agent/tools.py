@@ -4,7 +4,7 @@
 A tool reports failure by raising: the loop turns the exception into an error result carrying
 its message, which the model sees and can act on. A normal return is never an error.
 
-A synchronous tool runs in a worker thread of its own (see :meth:`AgentTool.run`), so a blocking
+A synchronous tool runs in a worker thread of its own (see :func:`run_tool`), so a blocking
 call never stalls the event loop: other tools, listeners and abort go on, and an aborted run
 stops waiting for it after the grace period. The thread cannot be killed; it is a daemon, so a
 tool stuck for good never keeps the process from exiting. ``threaded=False`` opts out.
@@ -52,6 +52,7 @@ __all__ = [
     "as_tool_result",
     "error_tool_result",
     "run_in_thread",
+    "run_tool",
     "tool_from_function",
 ]
 
@@ -170,9 +171,10 @@ class AgentTool(Tool):
     Give ``execute`` (sync or async) or override :meth:`execute` in a subclass.
     ``prepare_arguments`` repairs raw model output before validation (stringified JSON, renamed
     fields); its exceptions become error results. ``label`` is the human-readable name UIs show;
-    the loop never reads it. ``threaded`` says where :meth:`run` calls ``execute``: ``None``
-    (the default) means in a worker thread when it is synchronous and on the event loop when it
-    is a coroutine function; ``False`` keeps a synchronous one on the loop (it must not block).
+    the loop never reads it. ``threaded`` says where the loop calls ``execute`` (see
+    :func:`run_tool`): ``None`` (the default) means in a worker thread when it is synchronous and
+    on the event loop when it is a coroutine function; ``False`` keeps a synchronous one on the
+    loop (it must not block).
     """
 
     __slots__ = ("_execute", "_prepare", "label", "threaded")
@@ -219,29 +221,31 @@ class AgentTool(Tool):
         assert self._execute is not None
         return self._execute(tool_call_id, params, signal, on_update)
 
-    async def run(
-        self,
-        tool_call_id: str,
-        params: Any,
-        signal: AbortSignal,
-        on_update: ToolUpdateCallback,
-    ) -> Any:
-        """:meth:`execute` as the agent loop calls it: a synchronous one in a worker thread.
 
-        Returns the tool's result, awaited if it was awaitable.
-        """
-        # getattr: a subclass may skip AgentTool.__init__ and leave the slots unset.
-        threaded = getattr(self, "threaded", None)
-        if threaded is None:
-            execute = getattr(self, "_execute", None) or type(self).execute
-            threaded = not _is_async(execute)
-        if threaded:
-            value = await run_in_thread(self.execute, tool_call_id, params, signal, on_update)
-        else:
-            value = self.execute(tool_call_id, params, signal, on_update)
-        if inspect.isawaitable(value):
-            value = await value
-        return value
+async def run_tool(
+    tool: AgentTool,
+    tool_call_id: str,
+    params: Any,
+    signal: AbortSignal,
+    on_update: ToolUpdateCallback,
+) -> Any:
+    """``tool.execute`` as the agent loop calls it: a synchronous one in a worker thread.
+
+    Returns the tool's result, awaited if it was awaitable. ``tool.threaded`` decides; when it is
+    None, a coroutine function runs on the loop and anything else in a thread.
+    """
+    # getattr: a subclass may skip AgentTool.__init__ and leave the slots unset.
+    threaded = getattr(tool, "threaded", None)
+    if threaded is None:
+        execute = getattr(tool, "_execute", None) or type(tool).execute
+        threaded = not _is_async(execute)
+    if threaded:
+        value = await run_in_thread(tool.execute, tool_call_id, params, signal, on_update)
+    else:
+        value = tool.execute(tool_call_id, params, signal, on_update)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
 
 
 # --------------------------------------------------------------------------- function tools
