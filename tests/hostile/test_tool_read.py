@@ -11,8 +11,11 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tau.ai.types import ImageContent
+from tau.cli.tools import read as read_module
 
 from .tool_calls import call, text_of, tool
 
@@ -116,3 +119,50 @@ def test_with_pillow_a_very_wide_image_is_scaled_to_the_side_limit(tmp_path: Pat
     decoded = image_module.open(io.BytesIO(base64.b64decode(image.data)))
     assert decoded.size == (2000, 100)
     assert image.mime_type == "image/png"
+
+
+def _reference(data: bytes, offset: int | None, limit: int | None) -> str | None:
+    """What read shows for small text, computed the plain way (None: offset past the end)."""
+    text = data.decode("utf-8")
+    lines = text.split("\n")
+    if text.endswith("\n") or not text:  # a final newline ends the last line
+        lines.pop()
+    start = max(1, offset) if offset is not None else 1
+    if not lines and offset is None:
+        return "(empty file)"
+    if start > len(lines):
+        return None
+    end = min(len(lines), start - 1 + limit) if limit is not None else len(lines)
+    shown = "\n".join(lines[start - 1 : end])
+    if end < len(lines):
+        shown += f"\n\n[{len(lines) - end} more lines in file. Use offset={end + 1} to continue.]"
+    return shown
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(st.text(alphabet="ab é\t", max_size=12), max_size=12),
+    final_newline=st.booleans(),
+    offset=st.none() | st.integers(0, 14),
+    limit=st.none() | st.integers(0, 14),
+    chunk=st.integers(1, 9),
+)
+def test_chunked_scanning_matches_the_plain_reading(
+    lines: list[str], final_newline: bool, offset: int | None, limit: int | None, chunk: int
+) -> None:
+    data = "\n".join(lines).encode("utf-8")
+    if final_newline and data:
+        data += b"\n"
+    params = {"path": "x", "offset": offset, "limit": limit}
+    expected = _reference(data, offset, limit)
+    original = read_module._CHUNK
+    read_module._CHUNK = chunk  # tiny chunks: lines and characters split across reads
+    try:
+        handle = io.BytesIO(data)
+        if expected is None:
+            with pytest.raises(ValueError, match="beyond end of file"):
+                read_module._read_text(handle, "x", params)
+        else:
+            assert read_module._read_text(handle, "x", params) == expected
+    finally:
+        read_module._CHUNK = original

@@ -94,7 +94,7 @@ class _Lines:
         return past_end or (self.total >= self.start and not self._collecting())
 
     def feed(self, chunk: bytes) -> None:
-        position = 0
+        position = self._skip(chunk)
         while not self._done():
             newline = chunk.find(b"\n", position)
             stop = len(chunk) if newline < 0 else newline
@@ -107,7 +107,25 @@ class _Lines:
             self._end_line()
             position = newline + 1
         # Nothing more to keep: only count the lines.
-        count = chunk.count(b"\n", position)
+        self._count(chunk, position, chunk.count(b"\n", position))
+
+    def _skip(self, chunk: bytes) -> int:
+        """Count the lines before the selection in bulk; returns where the selection starts."""
+        before = self.start - 1 - self.total
+        if before <= 0:
+            return 0
+        count = chunk.count(b"\n")
+        if count < before:
+            self._count(chunk, 0, count)
+            return len(chunk)
+        position = 0
+        for _ in range(before):
+            position = chunk.index(b"\n", position) + 1
+        self.total += before
+        self._length = 0
+        return position
+
+    def _count(self, chunk: bytes, position: int, count: int) -> None:
         if count:
             self.total += count
             self._length = len(chunk) - chunk.rfind(b"\n") - 1
