@@ -59,6 +59,7 @@ from tau.agent.events import (
     TurnStartEvent,
 )
 from tau.agent.messages import AgentMessage, message_role
+from tau.agent.tool_sources import gather_tools
 from tau.agent.tools import AgentTool, AgentToolResult, as_tool_result, error_tool_result
 from tau.agent.types import (
     AfterToolCallContext,
@@ -164,6 +165,7 @@ class _Run:
         self.context = AgentContext(
             context.system_prompt, [*context.messages, *(self.prompts or ())], context.tools
         )
+        self.fixed_tools = context.tools or []
         self.new_messages: list[AgentMessage] = list(self.prompts or ())
         self.in_turn = False
         self.open_message: AgentMessage | None = None
@@ -344,6 +346,9 @@ class _Run:
         try:
             if self.signal.aborted:
                 raise AbortedError(self.signal.reason or ABORTED_MESSAGE)
+            if config.tool_sources:
+                # Asked every turn: a source's tools may have changed since the last one.
+                self.context.tools = await gather_tools(self.fixed_tools, config.tool_sources)
             view: Sequence[AgentMessage] = messages
             if config.transform_context is not None:
                 view = await _call(config.transform_context, list(messages), self.signal)

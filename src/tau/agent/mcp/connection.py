@@ -1,0 +1,171 @@
+"""One live session with an MCP server, owned by a task of its own.
+
+The SDK's client is built on anyio task groups and cancel scopes, which must be entered and
+left by the same task. A connection may be opened by one task (``async with server``) and
+reopened by another (a tool call after a crash), so neither owns it: a dedicated task enters
+the SDK client, hands it over, and leaves it when asked to stop or when the server goes away.
+
+Losing the server is noticed on its own, not only by a failing call: the transport's read
+stream is watched, and its end (a stdio server that exited, an HTTP session that broke) marks
+the connection lost, so that the next use reconnects instead of failing first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client import Transport
+from mcp.types import Implementation, ToolListChangedNotification
+
+from tau.agent.mcp.transports import StderrTail, StdioTransport, TransportSpec
+
+__all__ = ["Connection"]
+
+_log = logging.getLogger("tau.agent.mcp")
+
+# How long closing waits for the owner task (the SDK bounds a stdio shutdown at about 6 s:
+# stdin closed, then SIGTERM, then SIGKILL).
+CLOSE_TIMEOUT = 10.0
+# How long an error waits for a dead server's last stderr lines to arrive.
+STDERR_SETTLE = 0.5
+
+
+def _client_info() -> Implementation:
+    from tau import __version__
+
+    return Implementation(name="tau", version=__version__)
+
+
+class Connection:
+    """A session with one server; :meth:`open` it once, :meth:`close` it once."""
+
+    def __init__(self, spec: TransportSpec, on_tools_changed: Callable[[], None]) -> None:
+        self.spec = spec
+        self.client: Client | None = None
+        self.lost_reason: str | None = None
+        """Why the session ended without being closed (None while it lives)."""
+        self.stderr = StderrTail() if isinstance(spec, StdioTransport) else None
+        self._on_tools_changed = on_tools_changed
+        self._stop = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def alive(self) -> bool:
+        """Whether the session is open and usable."""
+        return self.client is not None and self.lost_reason is None and not self._closing
+
+    def mark_lost(self, reason: str) -> None:
+        """Record that the server went away; the owner task then winds the session down."""
+        if self.lost_reason is None and not self._closing:
+            self.lost_reason = reason
+        self._stop.set()
+
+    async def open(self, within: float | None) -> Client:
+        """Start the session; raises what the SDK raised, or :class:`TimeoutError`."""
+        ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._own(ready), name="tau-mcp-connection")
+        try:
+            client = await asyncio.wait_for(asyncio.shield(ready), within)
+        except BaseException:
+            self._closing = True
+            await self._cancel_owner()
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # retrieved here: the caller gets its own exception
+            raise
+        finally:
+            if self.stderr is not None:
+                # The child holds its own copy of the pipe now (or was never started).
+                self.stderr.close_writer()
+        self.client = client
+        return client
+
+    async def close(self) -> None:
+        """End the session and wait (bounded) until the server is let go."""
+        self._closing = True
+        self._stop.set()
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.wait([task], timeout=CLOSE_TIMEOUT)
+            await self._cancel_owner()
+
+    async def _cancel_owner(self) -> None:
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait([task], timeout=CLOSE_TIMEOUT)
+
+    async def stderr_line(self) -> str:
+        """The server's last stderr line, once a dead server's output has settled."""
+        stderr = self.stderr
+        if stderr is None:
+            return ""
+        if not stderr.finished:
+            await asyncio.to_thread(stderr.wait_finished, STDERR_SETTLE)
+        return stderr.last_line()
+
+    async def _own(self, ready: asyncio.Future[Client]) -> None:
+        try:
+            async with Client(
+                self._watched(self.spec.open(self.stderr)),
+                message_handler=self._on_message,
+                client_info=_client_info(),
+            ) as client:
+                if ready.done():  # the opener gave up waiting
+                    return
+                ready.set_result(client)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():  # the session never started: the opener reports why
+                if isinstance(exc, asyncio.CancelledError):
+                    ready.cancel()
+                else:
+                    ready.set_exception(exc)
+            elif not self._closing:
+                self.mark_lost(_leaf_message(exc))
+            if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
+                raise
+        finally:
+            if self.lost_reason is None and not self._closing:
+                self.lost_reason = "the session ended"
+
+    @asynccontextmanager
+    async def _watched(self, transport: Transport) -> AsyncIterator[Any]:
+        """``transport``, with the end of its read stream reported as a lost connection."""
+        async with transport as (read, write):
+            send, receive = anyio.create_memory_object_stream[Any](0)
+
+            async def pump() -> None:
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    async with send:
+                        async for item in read:
+                            await send.send(item)
+                self.mark_lost("the server closed the connection")
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(pump)
+                try:
+                    yield receive, write
+                finally:
+                    group.cancel_scope.cancel()
+
+    async def _on_message(self, message: object) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            self._on_tools_changed()
+        elif isinstance(message, Exception):
+            _log.debug("MCP transport reported: %r", message)
+
+
+def _leaf_message(exc: BaseException) -> str:
+    """The message of the first real exception inside (possibly nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
