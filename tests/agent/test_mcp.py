@@ -19,7 +19,7 @@ from tau.agent import Agent, AgentEvent, AgentTool
 from tau.agent.mcp import MCPServer, MCPServerError, MCPTool, MCPToolError
 from tau.ai import ImageContent, TextContent, ToolResultMessage
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
-from tests.agent.mcp.servers import http_fixture, stdio_server
+from tests.agent.mcp.servers import http_fixture, stdio_server, wait_for_file
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -167,23 +167,18 @@ async def test_progress_notifications_reach_tool_execution_update(server: MCPSer
     assert kinds.index("tool_execution_update") < kinds.index("tool_execution_end")
 
 
-async def _wait_for(path: Path, limit: float = TIMEOUT) -> None:
-    deadline = time.monotonic() + limit
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        await asyncio.sleep(0.02)
-
-
 async def test_abort_during_a_slow_tool_cancels_it_on_the_server(
     server: MCPServer, tmp_path: Path
 ) -> None:
     marker = tmp_path / "cancelled"
     agent = Agent(
-        model=faux_model([FauxResponse([tool_call("slow", {"seconds": 60, "marker": str(marker)})])]),
+        model=faux_model(
+            [FauxResponse([tool_call("slow", {"seconds": 60, "marker": str(marker)})])]
+        ),
         tool_sources=[server],
     )
     run = asyncio.create_task(agent.prompt("go"))
-    await _wait_for(Path(f"{marker}.started"))
+    await wait_for_file(Path(f"{marker}.started"))
     aborted_at = time.monotonic()
     agent.abort("user pressed stop")
     await asyncio.wait_for(run, TIMEOUT)
@@ -192,7 +187,7 @@ async def test_abort_during_a_slow_tool_cancels_it_on_the_server(
     (result,) = tool_results(agent)
     assert result.is_error and result.content == [TextContent("user pressed stop")]
     assert agent.state.error == "user pressed stop"
-    await _wait_for(marker, 5.0)  # the server received notifications/cancelled
+    await wait_for_file(marker, 5.0)  # the server received notifications/cancelled
     assert marker.read_text() == "cancelled"
     assert (await server.call_tool("add", {"a": 1, "b": 1})).details == {"result": 2}
 
@@ -207,7 +202,7 @@ async def test_per_call_timeout_cancels_the_call(server: MCPServer, tmp_path: Pa
         assert time.monotonic() - started < 5
     finally:
         server.timeout = saved
-    await _wait_for(marker, 5.0)
+    await wait_for_file(marker, 5.0)
     assert server.status == "connected"
 
 
@@ -251,7 +246,9 @@ async def test_two_servers_with_clashing_names_need_prefixes(stdio_mcp: MCPServe
 
         agent, _ = await run_agent(
             [
-                FauxResponse([tool_call("a_echo", {"text": "hi"}), tool_call("b_echo", {"text": "hi"})]),
+                FauxResponse(
+                    [tool_call("a_echo", {"text": "hi"}), tool_call("b_echo", {"text": "hi"})]
+                ),
                 FauxResponse([text("ok")]),
             ],
             tool_sources=[stdio_mcp.toolset(prefix="a"), beta.toolset(prefix="b")],
@@ -291,3 +288,11 @@ async def test_resources_and_prompts(server: MCPServer) -> None:
     assert assistant.role == "assistant" and assistant.text == "Looking at it."  # type: ignore[union-attr]
     with pytest.raises(MCPServerError, match="reading resource 'note://nope' failed"):
         await server.read_resource("note://nope")
+
+
+async def test_sse_transport() -> None:
+    with http_fixture(transport="--sse") as (url, _process):
+        async with MCPServer.sse(url, name="old") as server:
+            assert "echo" in {t.name for t in await server.tools()}
+            result = await server.call_tool("echo", {"text": "over sse"})
+            assert result.content == [TextContent("fixture: over sse")]

@@ -32,8 +32,14 @@ PNG = base64.b64decode(
 )
 
 
+def _write(path: str, text: str) -> None:
+    Path(path).write_text(text)
+
+
 def build(name: str) -> MCPServer[Any]:
-    app: MCPServer[Any] = MCPServer(name, instructions=f"the {name} test server", log_level="WARNING")
+    app: MCPServer[Any] = MCPServer(
+        name, instructions=f"the {name} test server", log_level="WARNING"
+    )
 
     @app.tool(title="Echo a text")
     def echo(text: str) -> str:
@@ -59,7 +65,9 @@ def build(name: str) -> MCPServer[Any]:
     def mixed() -> list[types.ContentBlock]:
         """One block of every other kind."""
         return [
-            types.AudioContent(data=base64.b64encode(b"RIFF0000WAVE").decode(), mime_type="audio/wav"),
+            types.AudioContent(
+                data=base64.b64encode(b"RIFF0000WAVE").decode(), mime_type="audio/wav"
+            ),
             types.EmbeddedResource(
                 resource=types.TextResourceContents(
                     uri="note://inline", mime_type="text/plain", text="inline note"
@@ -89,12 +97,12 @@ def build(name: str) -> MCPServer[Any]:
     @app.tool()
     async def slow(seconds: float, marker: str, ctx: Context) -> str:
         """Sleep, writing `marker` if cancelled (and `marker`.started when it starts)."""
-        Path(marker + ".started").write_text(str(os.getpid()))
+        _write(marker + ".started", str(os.getpid()))
         try:
             await ctx.report_progress(0, seconds, "sleeping")
             await anyio.sleep(seconds)
         except anyio.get_cancelled_exc_class():
-            Path(marker).write_text("cancelled")
+            _write(marker, "cancelled")  # synchronous: no await in a cancelled scope
             raise
         return "slept"
 
@@ -142,8 +150,13 @@ async def _serve_legacy_stdio(app: MCPServer[Any]) -> None:
             async with send:
                 async for item in read:
                     message = getattr(item, "message", None)
-                    if isinstance(message, types.JSONRPCRequest) and message.method == "server/discover":
-                        error = types.ErrorData(code=types.METHOD_NOT_FOUND, message="Method not found")
+                    if (
+                        isinstance(message, types.JSONRPCRequest)
+                        and message.method == "server/discover"
+                    ):
+                        error = types.ErrorData(
+                            code=types.METHOD_NOT_FOUND, message="Method not found"
+                        )
                         reply = types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
                         await write.send(SessionMessage(reply))
                         continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -9,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,9 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def http_fixture(*args: str, transport: str = "--http") -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def http_fixture(
+    *args: str, transport: str = "--http"
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The fixture server over streamable HTTP (or ``--sse``) on 127.0.0.1: its URL, process."""
     port = free_port()
     process = subprocess.Popen(
@@ -82,3 +85,24 @@ def pid_alive(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
         return stat.rsplit(")", 1)[1].split()[0] != "Z"
     return True
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
+async def wait_for_file(path: Path, limit: float = 20.0) -> str:
+    """The text of ``path`` once it exists and is not empty (polling; fails after ``limit`` s)."""
+    deadline = time.monotonic() + limit
+    while not (content := _read(path)):
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        await asyncio.sleep(0.02)
+    return content
+
+
+async def wait_until(predicate: Callable[[], bool], limit: float = 5.0) -> None:
+    """Wait (polling) until ``predicate()`` holds, failing after ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while not predicate():
+        assert time.monotonic() < deadline, "condition never became true"
+        await asyncio.sleep(0.02)

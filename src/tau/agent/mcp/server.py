@@ -67,9 +67,15 @@ class MCPToolError(RuntimeError):
     """A tool call the server answered with ``isError``; the message is the tool's text."""
 
 
-def _describe(exc: BaseException) -> str:
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside (possibly nested) exception groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    exc = _leaf(exc)
     if isinstance(exc, OSError) and exc.strerror:
         target = f": {exc.filename}" if exc.filename else ""
         return f"{exc.strerror}{target}"
@@ -270,8 +276,9 @@ class MCPServer:
         conn = Connection(self.transport, self._tools_changed)
         try:
             client = await conn.open(self.connect_timeout)
-        except Exception as exc:
+        except Exception as error:
             self._status = "failed"
+            exc = _leaf(error)
             if isinstance(exc, TimeoutError):
                 what = f"no MCP handshake within {self.connect_timeout:g} s"
             elif isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
@@ -296,6 +303,7 @@ class MCPServer:
     async def _request_failed(self, exc: BaseException, what: str) -> MCPServerError:
         """The error for a failed request; marks the server disconnected if it went away."""
         conn = self._conn
+        exc = _leaf(exc)
         if isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT:
             return MCPServerError(
                 self._failure(f"{what} got no answer within {self.timeout:g} s (cancelled)")

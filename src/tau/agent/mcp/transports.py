@@ -93,8 +93,9 @@ class StdioTransport:
     cwd: str | None = None
 
     def describe(self) -> str:
-        """The command line."""
-        return shlex.join([self.command, *self.args])
+        """The command line, on one line and shortened for messages."""
+        line = " ".join(shlex.join([self.command, *self.args]).split())
+        return line if len(line) <= 160 else line[:159] + "…"
 
     def default_name(self) -> str:
         """A name for messages when none is given: the program's."""
