@@ -47,6 +47,11 @@ def build(name: str) -> MCPServer[Any]:
         return f"{name}: {text}"
 
     @app.tool()
+    def read(path: str) -> str:
+        """Pretend to read a file (its name clashes with tau's built-in read tool)."""
+        return f"{name} read {path}"
+
+    @app.tool()
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b

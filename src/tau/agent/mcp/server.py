@@ -17,9 +17,9 @@ use and the SDK's response cache honours the server's caching hints.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from mcp import Client, MCPError
 from mcp import types as mcp_types
@@ -52,6 +52,10 @@ MCPStatus: TypeAlias = Literal[
     "not connected", "connecting", "connected", "disconnected", "failed", "closed"
 ]
 """Where a server stands: ``disconnected`` means it went away and the next use reconnects."""
+
+_Item = TypeVar("_Item")
+_Fetch: TypeAlias = Callable[[Client, str | None], Awaitable[tuple[Sequence[_Item], str | None]]]
+"""``(client, cursor) -> (items, next_cursor)``: one page of a listing."""
 
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
@@ -315,9 +319,10 @@ class MCPServer:
             return MCPServerError(self._failure(f"the server went away during {what}", line))
         return MCPServerError(self._failure(f"{what} failed: {_describe(exc)}"))
 
-    async def _paged(self, what: str, fetch: Any) -> list[Any]:
+    async def _paged(self, what: str, fetch: _Fetch[_Item]) -> list[_Item]:
+        """Every page of a listing (at most :data:`MAX_PAGES`: a server paging forever stops)."""
         client = await self._client()
-        items: list[Any] = []
+        items: list[_Item] = []
         cursor: str | None = None
         try:
             for _ in range(MAX_PAGES):
@@ -342,7 +347,9 @@ class MCPServer:
                 return self._listing
             changes = self._changes
 
-            async def fetch(client: Client, cursor: str | None) -> tuple[list[Any], str | None]:
+            async def fetch(
+                client: Client, cursor: str | None
+            ) -> tuple[list[mcp_types.Tool], str | None]:
                 result = await client.list_tools(cursor=cursor)
                 return result.tools, result.next_cursor
 
@@ -439,7 +446,9 @@ class MCPServer:
     async def list_resources(self) -> list[mcp_types.Resource]:
         """The resources the server offers (every page)."""
 
-        async def fetch(client: Client, cursor: str | None) -> tuple[list[Any], str | None]:
+        async def fetch(
+            client: Client, cursor: str | None
+        ) -> tuple[list[mcp_types.Resource], str | None]:
             result = await client.list_resources(cursor=cursor)
             return result.resources, result.next_cursor
 
@@ -448,7 +457,9 @@ class MCPServer:
     async def list_resource_templates(self) -> list[mcp_types.ResourceTemplate]:
         """The resource URI templates the server offers (every page)."""
 
-        async def fetch(client: Client, cursor: str | None) -> tuple[list[Any], str | None]:
+        async def fetch(
+            client: Client, cursor: str | None
+        ) -> tuple[list[mcp_types.ResourceTemplate], str | None]:
             result = await client.list_resource_templates(cursor=cursor)
             return result.resource_templates, result.next_cursor
 
@@ -470,7 +481,9 @@ class MCPServer:
     async def list_prompts(self) -> list[mcp_types.Prompt]:
         """The prompt templates the server offers (every page)."""
 
-        async def fetch(client: Client, cursor: str | None) -> tuple[list[Any], str | None]:
+        async def fetch(
+            client: Client, cursor: str | None
+        ) -> tuple[list[mcp_types.Prompt], str | None]:
             result = await client.list_prompts(cursor=cursor)
             return result.prompts, result.next_cursor
 
