@@ -185,3 +185,42 @@ def test_malformed_entries_are_skipped_with_a_warning(
         '"url" (a remote one); skipped',
     ]
     assert "← fixture: hi" in done.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
+def test_interactive_session_asks_before_an_mcp_call_and_stops_the_server(tmp_path: Path) -> None:
+    import pexpect
+
+    from tests.agent.mcp.servers import pid_alive
+    from tests.cli.conftest import clean_env
+
+    pid_file = tmp_path / "server.pid"
+    path = write_file(tmp_path, {"fixture": fixture_entry(env={"FIXTURE_PID_FILE": str(pid_file)})})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([*CALL_ECHO, *CALL_ECHO]))
+    (tmp_path / "work").mkdir()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "tau.cli", "--model", f"faux/{script}", "--mcp", path],
+        cwd=str(tmp_path / "work"),
+        env=clean_env(tmp_path, TERM="dumb"),
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 200),
+    )
+    child.expect_exact("> ")
+    child.sendline("say hi")
+    child.expect_exact("""Allow MCP tool 'echo' of server 'fixture' with {"text": "hi"}? [y/N]""")
+    child.sendline("y")
+    child.expect_exact("The server said hi.")
+    child.expect_exact("> ")
+    child.sendline("again")
+    child.expect_exact("[y/N]")
+    child.sendline("n")
+    child.expect_exact("The user declined to run echo.")
+    child.expect_exact("> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert not pid_alive(int(pid_file.read_text()))  # stopped on exit, not left behind
