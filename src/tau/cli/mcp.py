@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,11 @@ Warn = Callable[[str], None]
 
 def _warn_to_stderr(line: str) -> None:
     print(f"tau: warning: {line}", file=sys.stderr, flush=True)
+
+
+def _quiet_sdk_logs() -> None:
+    # The SDK logs a misbehaving server's output with tracebacks; tau reports it in one line.
+    logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 
 class MCPConfigError(ValueError):
@@ -179,6 +185,7 @@ class MCPTools:
         await asyncio.shield(self._started)
 
     async def _start(self) -> None:
+        _quiet_sdk_logs()
         built: list[tuple[ServerEntry, MCPServer]] = []
         for entry in self.entries:
             try:
@@ -275,6 +282,7 @@ USAGE = "usage: tau mcp list [FILE]"
 
 
 async def _list(entries: Sequence[ServerEntry]) -> int:
+    _quiet_sdk_logs()
     failed = 0
     for entry in entries:
         try:

@@ -52,6 +52,8 @@ class Connection:
         self.lost_reason: str | None = None
         """Why the session ended without being closed (None while it lives)."""
         self.stderr = StderrTail() if isinstance(spec, StdioTransport) else None
+        self.garbage: str | None = None
+        """The first thing the server sent that is not MCP (a stray print to stdout…)."""
         self._on_tools_changed = on_tools_changed
         self._stop = asyncio.Event()
         self._closing = False
@@ -161,6 +163,18 @@ class Connection:
             self._on_tools_changed()
         elif isinstance(message, Exception):
             _log.debug("MCP transport reported: %r", message)
+            if self.garbage is None:
+                self.garbage = _received(message)
+
+
+def _received(exc: Exception) -> str:
+    """What an unparsable message was, shortened: the input pydantic rejected, else the error."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        with contextlib.suppress(Exception):
+            shown = repr(errors()[0]["input"])
+            return shown if len(shown) <= 80 else shown[:79] + "…"
+    return _leaf_message(exc)
 
 
 def _leaf_message(exc: BaseException) -> str:

@@ -289,6 +289,8 @@ class MCPServer:
                 what = "the server exited (or closed the connection) during startup"
             else:
                 what = f"cannot connect: {_describe(exc)}"
+            if conn.garbage is not None:
+                what += f"; it sent something that is not MCP: {conn.garbage}"
             self._error = self._failure(what, await conn.stderr_line())
             if conn.stderr is not None:
                 self._stderr = conn.stderr.text()
