@@ -142,21 +142,10 @@ class Connection:
     async def _watched(self, transport: Transport) -> AsyncIterator[Any]:
         """``transport``, with the end of its read stream reported as a lost connection."""
         async with transport as (read, write):
-            send, receive = anyio.create_memory_object_stream[Any](0)
+            yield _EndWatcher(read, self._read_ended), write
 
-            async def pump() -> None:
-                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    async with send:
-                        async for item in read:
-                            await send.send(item)
-                self.mark_lost("the server closed the connection")
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(pump)
-                try:
-                    yield receive, write
-                finally:
-                    group.cancel_scope.cancel()
+    def _read_ended(self) -> None:
+        self.mark_lost("the server closed the connection")
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, ToolListChangedNotification):
@@ -165,6 +154,43 @@ class Connection:
             _log.debug("MCP transport reported: %r", message)
             if self.garbage is None:
                 self.garbage = _received(message)
+
+
+class _EndWatcher:
+    """A read stream that reports its end (no extra task or hop: it only wraps iteration)."""
+
+    def __init__(self, stream: Any, on_end: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_end = on_end
+
+    def __aiter__(self) -> _EndWatcher:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._stream.__anext__()
+        except StopAsyncIteration:
+            self._on_end()
+            raise
+
+    async def receive(self) -> Any:
+        try:
+            return await self._stream.receive()
+        except anyio.EndOfStream:
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _EndWatcher:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)  # e.g. the HTTP stream's per-message context
 
 
 def _received(exc: Exception) -> str:
