@@ -192,23 +192,11 @@ def test_interactive_session_asks_before_an_mcp_call_and_stops_the_server(tmp_pa
     import pexpect
 
     from tests.agent.mcp.servers import pid_alive
-    from tests.cli.conftest import clean_env
+    from tests.cli.test_interactive import _spawn
 
     pid_file = tmp_path / "server.pid"
     path = write_file(tmp_path, {"fixture": fixture_entry(env={"FIXTURE_PID_FILE": str(pid_file)})})
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([*CALL_ECHO, *CALL_ECHO]))
-    (tmp_path / "work").mkdir()
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "tau.cli", "--model", f"faux/{script}", "--mcp", path],
-        cwd=str(tmp_path / "work"),
-        env=clean_env(tmp_path, TERM="dumb"),
-        encoding="utf-8",
-        timeout=20,
-        dimensions=(40, 200),
-    )
-    child.expect_exact("> ")
+    child = _spawn(tmp_path, [*CALL_ECHO, *CALL_ECHO], "--mcp", path)
     child.sendline("say hi")
     child.expect_exact("""Allow MCP tool 'echo' of server 'fixture' with {"text": "hi"}? [y/N]""")
     child.sendline("y")

@@ -3,7 +3,8 @@
 The double loop of the seed design. The inner loop runs turns (one LLM response plus its tool
 calls) while the model calls tools or steering messages are pending; when it would stop, the
 outer loop asks for follow-up messages and, if there are any, runs more turns. Every LLM call
-goes through ``transform_context`` and then ``convert_to_llm``.
+goes through ``transform_context`` and then ``convert_to_llm``, after the config's
+``tool_sources`` (MCP servers) were asked for their current tools.
 
 Entry points: :func:`agent_loop` / :func:`agent_loop_continue` return an
 :class:`~tau.ai.EventStream` (observational: the run never waits for the consumer), while

@@ -26,7 +26,7 @@ from mcp.types import Implementation, ToolListChangedNotification
 
 from tau.agent.mcp.transports import StderrTail, StdioTransport, TransportSpec
 
-__all__ = ["Connection"]
+__all__ = ["Connection", "describe_exception", "leaf_exception"]
 
 _log = logging.getLogger("tau.agent.mcp")
 
@@ -131,7 +131,7 @@ class Connection:
                 else:
                     ready.set_exception(exc)
             elif not self._closing:
-                self.mark_lost(_leaf_message(exc))
+                self.mark_lost(describe_exception(exc))
             if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
                 raise
         finally:
@@ -200,12 +200,21 @@ def _received(exc: Exception) -> str:
         with contextlib.suppress(Exception):
             shown = repr(errors()[0]["input"])
             return shown if len(shown) <= 80 else shown[:79] + "…"
-    return _leaf_message(exc)
+    return describe_exception(exc)
 
 
-def _leaf_message(exc: BaseException) -> str:
-    """The message of the first real exception inside (possibly nested) exception groups."""
+def leaf_exception(exc: BaseException) -> BaseException:
+    """The first real exception inside (possibly nested) exception groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    return exc
+
+
+def describe_exception(exc: BaseException) -> str:
+    """One line for a failure: an OS error's reason and file, else the exception's text."""
+    exc = leaf_exception(exc)
+    if isinstance(exc, OSError) and exc.strerror:
+        target = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror}{target}"
     text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text or type(exc).__name__

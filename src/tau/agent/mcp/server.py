@@ -19,14 +19,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias, TypedDict, TypeVar, Unpack
 
 from mcp import Client, MCPError
 from mcp import types as mcp_types
 from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from tau.agent.mcp.connection import Connection
+from tau.agent.mcp.connection import Connection, describe_exception, leaf_exception
 from tau.agent.mcp.content import (
     error_text,
     progress_result,
@@ -46,7 +46,7 @@ from tau.ai import (
     UserMessage,
 )
 
-__all__ = ["MCPServer", "MCPServerError", "MCPStatus", "MCPToolError"]
+__all__ = ["MCPServer", "MCPServerError", "MCPStatus", "MCPToolError", "ServerOptions"]
 
 MCPStatus: TypeAlias = Literal[
     "not connected", "connecting", "connected", "disconnected", "failed", "closed"
@@ -63,28 +63,21 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 MAX_PAGES = 100
 
 
+class ServerOptions(TypedDict, total=False):
+    """The keyword options of :meth:`MCPServer.stdio`, :meth:`~MCPServer.http` and
+    :meth:`~MCPServer.sse` (see :class:`MCPServer`)."""
+
+    name: str | None
+    timeout: float | None
+    connect_timeout: float | None
+
+
 class MCPServerError(RuntimeError):
     """A server that cannot be reached, went away, timed out, or refused a request."""
 
 
 class MCPToolError(RuntimeError):
     """A tool call the server answered with ``isError``; the message is the tool's text."""
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real exception inside (possibly nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    exc = _leaf(exc)
-    if isinstance(exc, OSError) and exc.strerror:
-        target = f": {exc.filename}" if exc.filename else ""
-        return f"{exc.strerror}{target}"
-    text = str(exc).strip()
-    return text or type(exc).__name__
 
 
 class MCPServer:
@@ -126,49 +119,33 @@ class MCPServer:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
-        *,
-        name: str | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        connect_timeout: float | None = DEFAULT_CONNECT_TIMEOUT,
+        **options: Unpack[ServerOptions],
     ) -> MCPServer:
         """A server run as a subprocess: ``command args…``, speaking MCP on stdin/stdout.
 
         The process gets a minimal environment (``PATH``, ``HOME`` and the like) plus ``env``,
         as the MCP SDK does: pass API keys the server needs in ``env``. Its stderr is kept
-        (the last few KB, see :attr:`stderr`) and quoted when it fails.
+        (the last few KB, see :attr:`stderr`) and quoted when it fails. ``options``: ``name``,
+        ``timeout``, ``connect_timeout``.
         """
         if isinstance(args, str):
             raise TypeError("args must be a sequence of strings, not one string")
         spec = StdioTransport(command, tuple(args), dict(env) if env else None, cwd)
-        return cls(spec, name=name, timeout=timeout, connect_timeout=connect_timeout)
+        return cls(spec, **options)
 
     @classmethod
     def http(
-        cls,
-        url: str,
-        headers: Mapping[str, str] | None = None,
-        *,
-        name: str | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        connect_timeout: float | None = DEFAULT_CONNECT_TIMEOUT,
+        cls, url: str, headers: Mapping[str, str] | None = None, **options: Unpack[ServerOptions]
     ) -> MCPServer:
         """A server at ``url`` over streamable HTTP (``headers`` on every request: auth…)."""
-        spec = HttpTransport(url, dict(headers or {}))
-        return cls(spec, name=name, timeout=timeout, connect_timeout=connect_timeout)
+        return cls(HttpTransport(url, dict(headers or {})), **options)
 
     @classmethod
     def sse(
-        cls,
-        url: str,
-        headers: Mapping[str, str] | None = None,
-        *,
-        name: str | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        connect_timeout: float | None = DEFAULT_CONNECT_TIMEOUT,
+        cls, url: str, headers: Mapping[str, str] | None = None, **options: Unpack[ServerOptions]
     ) -> MCPServer:
         """A server at ``url`` over the older HTTP+SSE transport (deprecated by MCP)."""
-        spec = HttpTransport(url, dict(headers or {}), sse=True)
-        return cls(spec, name=name, timeout=timeout, connect_timeout=connect_timeout)
+        return cls(HttpTransport(url, dict(headers or {}), sse=True), **options)
 
     def __repr__(self) -> str:
         return f"MCPServer({self.name!r}, {self.transport.describe()!r}, {self._status!r})"
@@ -282,13 +259,13 @@ class MCPServer:
             client = await conn.open(self.connect_timeout)
         except Exception as error:
             self._status = "failed"
-            exc = _leaf(error)
+            exc = leaf_exception(error)
             if isinstance(exc, TimeoutError):
                 what = f"no MCP handshake within {self.connect_timeout:g} s"
             elif isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
                 what = "the server exited (or closed the connection) during startup"
             else:
-                what = f"cannot connect: {_describe(exc)}"
+                what = f"cannot connect: {describe_exception(exc)}"
             if conn.garbage is not None:
                 what += f"; it sent something that is not MCP: {conn.garbage}"
             self._error = self._failure(what, await conn.stderr_line())
@@ -309,17 +286,17 @@ class MCPServer:
     async def _request_failed(self, exc: BaseException, what: str) -> MCPServerError:
         """The error for a failed request; marks the server disconnected if it went away."""
         conn = self._conn
-        exc = _leaf(exc)
+        exc = leaf_exception(exc)
         if isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT:
             return MCPServerError(
                 self._failure(f"{what} got no answer within {self.timeout:g} s (cancelled)")
             )
         gone = isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
         if conn is not None and (gone or not conn.alive):
-            conn.mark_lost(_describe(exc))
+            conn.mark_lost(describe_exception(exc))
             line = await conn.stderr_line()
             return MCPServerError(self._failure(f"the server went away during {what}", line))
-        return MCPServerError(self._failure(f"{what} failed: {_describe(exc)}"))
+        return MCPServerError(self._failure(f"{what} failed: {describe_exception(exc)}"))
 
     async def _paged(self, what: str, fetch: _Fetch[_Item]) -> list[_Item]:
         """Every page of a listing (at most :data:`MAX_PAGES`: a server paging forever stops)."""
