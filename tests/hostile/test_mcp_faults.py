@@ -235,3 +235,28 @@ def test_tool_names_providers_would_refuse_are_made_acceptable() -> None:
     long = model_tool_name("x" * 100, "p")
     assert len(long) == 64 and long.startswith("p_xxx")
     assert long != model_tool_name("x" * 99 + "y", "p")  # the hash keeps them apart
+
+
+RESOURCES_ONLY = """
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("docs", log_level="WARNING")
+
+@app.resource("doc://intro", mime_type="text/plain")
+def intro() -> str:
+    return "introduction"
+
+app.run()
+"""
+
+
+async def test_a_server_without_tools_is_a_source_of_no_tools() -> None:
+    async with MCPServer.stdio(sys.executable, ["-c", RESOURCES_ONLY], name="docs") as docs:
+        assert docs.server_info is not None and docs.server_info.name == "docs"
+        assert await docs.tools() == []
+        agent = Agent(model=faux_model([FauxResponse([text("fine")])]), tool_sources=[docs])
+        await asyncio.wait_for(agent.prompt("go"), TIMEOUT)
+        assert agent.state.error is None
+        assert await docs.read_resource("doc://intro") == [
+            TextContent("[resource doc://intro (text/plain)]\nintroduction")
+        ]

@@ -321,6 +321,9 @@ class MCPServer:
         """
         try:
             client = await self._client()
+            if client.server_capabilities.tools is None:
+                self._listing = ()  # a server of resources or prompts only
+                return self._listing
             modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
             if self._listing is not None and not modern and self._changes == self._seen_changes:
                 return self._listing
