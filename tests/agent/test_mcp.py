@@ -290,9 +290,19 @@ async def test_resources_and_prompts(server: MCPServer) -> None:
         await server.read_resource("note://nope")
 
 
+async def test_http_headers_reach_the_server(http_url: str) -> None:
+    headers = {"Authorization": "Bearer t0ken", "X-Team": "tau"}
+    async with MCPServer.http(http_url, headers) as server:
+        for key, value in headers.items():
+            result = await server.call_tool("header", {"key": key})
+            assert result.content == [TextContent(value)]
+
+
 async def test_sse_transport() -> None:
     with http_fixture(transport="--sse") as (url, _process):
-        async with MCPServer.sse(url, name="old") as server:
+        async with MCPServer.sse(url, {"X-Team": "tau"}, name="old") as server:
             assert "echo" in {t.name for t in await server.tools()}
             result = await server.call_tool("echo", {"text": "over sse"})
             assert result.content == [TextContent("fixture: over sse")]
+            header = await server.call_tool("header", {"key": "X-Team"})
+            assert header.content == [TextContent("tau")]

@@ -127,7 +127,7 @@ def test_mcp_list(tau: TauRunner, tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr  # one server failed
     lines = done.stdout.splitlines()
     assert lines[0].startswith("files: connected (")
-    assert lines[0].endswith("), 10 tools, trusted")
+    assert lines[0].endswith("), 11 tools, trusted")
     assert "  echo — Return the text, prefixed with the server's name." in lines
     assert "  add — Add two integers." in lines
     (broken,) = [line for line in lines if line.startswith("broken:")]
@@ -140,7 +140,7 @@ def test_mcp_list_file_and_usage(tau: TauRunner, tmp_path: Path) -> None:
     path = write_file(tmp_path, {"fixture": fixture_entry()})
     done = tau("mcp", "list", path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0].endswith("10 tools, asks before each call")
+    assert done.stdout.splitlines()[0].endswith("11 tools, asks before each call")
     assert tau("mcp", "list").stdout.startswith("no MCP servers configured")
     usage = tau("mcp", "run")
     assert (usage.returncode, usage.stderr) == (2, "tau: usage: tau mcp list [FILE]\n")

@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tau",
         description="A small coding agent. With a prompt: one run; without: an interactive "
-        "session. `tau models [provider]` lists the models.",
+        "session. `tau models [provider]` lists the models, `tau mcp list [FILE]` the MCP "
+        "servers.",
     )
     parser.add_argument("prompt", nargs="*", help="what to ask (omit for an interactive session)")
     parser.add_argument(

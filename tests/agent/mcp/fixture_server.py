@@ -52,6 +52,11 @@ def build(name: str) -> MCPServer[Any]:
         return f"{name} read {path}"
 
     @app.tool()
+    def header(key: str, ctx: Context) -> str:
+        """The value of HTTP request header `key` (empty over stdio)."""
+        return (ctx.headers or {}).get(key.lower(), "")
+
+    @app.tool()
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b
