@@ -19,7 +19,7 @@ from tau.agent import Agent, AgentEvent, AgentTool
 from tau.agent.mcp import MCPServer, MCPServerError, MCPTool, MCPToolError
 from tau.ai import ImageContent, TextContent, ToolResultMessage
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
-from tests.agent.mcp.servers import http_fixture, stdio_server, wait_for_file
+from tests.agent.mcp.servers import http_fixture, stdio_server, wait_for_file, wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -209,14 +209,21 @@ async def test_per_call_timeout_cancels_the_call(server: MCPServer, tmp_path: Pa
 # --------------------------------------------------------------------------- tool sources
 
 
-@pytest.mark.parametrize("era", ["2026", "legacy"])
-async def test_tools_changed_mid_session_are_offered_next_turn(era: str) -> None:
-    args = ("--legacy",) if era == "legacy" else ()
-    async with stdio_server(*args) as server:
-        if era == "legacy":
-            assert server.protocol_version == "2025-11-25"  # list_changed notifications
-        else:
-            assert server.protocol_version == "2026-07-28"  # re-listed every turn
+@pytest.mark.parametrize(
+    ("flags", "version", "notified"),
+    [
+        (("--legacy",), "2025-11-25", True),  # notifications/tools/list_changed
+        ((), "2026-07-28", True),  # the same through subscriptions/listen
+        (("--no-listen",), "2026-07-28", False),  # unannounced: listed on every turn
+    ],
+    ids=["2025-notification", "2026-listen", "2026-unannounced"],
+)
+async def test_tools_changed_mid_session_are_offered_next_turn(
+    flags: tuple[str, ...], version: str, notified: bool
+) -> None:
+    async with stdio_server(*flags) as server:
+        assert server.protocol_version == version
+        await wait_until(lambda: server.notifies_tool_changes == notified)
         model = faux_model(
             [
                 FauxResponse([tool_call("grow", {"tool": "shout"})]),

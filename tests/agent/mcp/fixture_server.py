@@ -1,8 +1,9 @@
 """A real MCP server for the tests (FastMCP, now ``MCPServer`` in the ``mcp`` package).
 
-    python fixture_server.py [--http PORT | --sse PORT] [--name NAME] [--legacy]
+    python fixture_server.py [--http PORT | --sse PORT] [--name NAME] [--legacy] [--no-listen]
                              [--crash-on-start | --hang-on-start]
 
+``--no-listen`` serves no ``subscriptions/listen`` (2026-era tool changes go unannounced).
 ``FIXTURE_PID_FILE`` in the environment names a file to write the process id to.
 ``--legacy`` answers only the 2025-era handshake (no ``server/discover``), as most servers in
 the wild still do. ``--crash-on-start`` writes to stderr and exits; ``--hang-on-start`` never
@@ -36,9 +37,12 @@ def _write(path: str, text: str) -> None:
     Path(path).write_text(text)
 
 
-def build(name: str) -> MCPServer[Any]:
+def build(name: str, *, listen: bool = True) -> MCPServer[Any]:
     app: MCPServer[Any] = MCPServer(
-        name, instructions=f"the {name} test server", log_level="WARNING"
+        name,
+        instructions=f"the {name} test server",
+        log_level="WARNING",
+        subscriptions=None if listen else False,
     )
 
     @app.tool(title="Echo a text")
@@ -184,6 +188,7 @@ def main() -> None:
     parser.add_argument("--sse", type=int)
     parser.add_argument("--name", default="fixture")
     parser.add_argument("--legacy", action="store_true")
+    parser.add_argument("--no-listen", action="store_true")
     parser.add_argument("--crash-on-start", action="store_true")
     parser.add_argument("--hang-on-start", action="store_true")
     args = parser.parse_args()
@@ -196,7 +201,7 @@ def main() -> None:
         sys.exit(3)
     if args.hang_on_start:
         time.sleep(3600)
-    app = build(args.name)
+    app = build(args.name, listen=not args.no_listen)
     if args.legacy:
         anyio.run(_serve_legacy_stdio, app)
     elif args.http:

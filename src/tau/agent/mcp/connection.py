@@ -23,6 +23,7 @@ import anyio
 from mcp import Client
 from mcp.client import Transport
 from mcp.types import Implementation, ToolListChangedNotification
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from tau.agent.mcp.transports import StderrTail, StdioTransport, TransportSpec
 
@@ -53,11 +54,25 @@ class Connection:
         """Why the session ended without being closed (None while it lives)."""
         self.stderr = StderrTail() if isinstance(spec, StdioTransport) else None
         self.garbage: str | None = None
+        self.listening = False
+        """Whether a 2026-era ``subscriptions/listen`` stream reports tool changes."""
         """The first thing the server sent that is not MCP (a stray print to stdout…)."""
         self._on_tools_changed = on_tools_changed
         self._stop = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def notifies_tool_changes(self) -> bool:
+        """Whether the server tells us when its tools change (else: ask on every use).
+
+        2025-era sessions get ``notifications/tools/list_changed`` unasked; 2026-era ones only
+        through a ``subscriptions/listen`` stream, which is open only if the server offers it.
+        """
+        client = self.client
+        if client is None:
+            return False
+        return self.listening or client.protocol_version not in MODERN_PROTOCOL_VERSIONS
 
     @property
     def alive(self) -> bool:
@@ -123,7 +138,11 @@ class Connection:
                 if ready.done():  # the opener gave up waiting
                     return
                 ready.set_result(client)
-                await self._stop.wait()
+                async with anyio.create_task_group() as group:
+                    if _offers_listen(client):
+                        group.start_soon(self._listen, client)
+                    await self._stop.wait()
+                    group.cancel_scope.cancel()
         except BaseException as exc:
             if not ready.done():  # the session never started: the opener reports why
                 if isinstance(exc, asyncio.CancelledError):
@@ -146,6 +165,18 @@ class Connection:
 
     def _read_ended(self) -> None:
         self.mark_lost("the server closed the connection")
+
+    async def _listen(self, client: Client) -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                self.listening = True
+                self._on_tools_changed()  # a change before the acknowledgment went unseen
+                async for _event in subscription:
+                    self._on_tools_changed()
+        except Exception as exc:  # the listing is then asked for on every use instead
+            _log.debug("MCP subscriptions/listen ended: %r", exc)
+        finally:
+            self.listening = False
 
     async def _on_message(self, message: object) -> None:
         if isinstance(message, ToolListChangedNotification):
@@ -191,6 +222,12 @@ class _EndWatcher:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)  # e.g. the HTTP stream's per-message context
+
+
+def _offers_listen(client: Client) -> bool:
+    tools = client.server_capabilities.tools
+    modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+    return modern and tools is not None and tools.list_changed is True
 
 
 def _received(exc: Exception) -> str:

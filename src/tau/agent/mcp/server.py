@@ -9,9 +9,10 @@
 The connection lives between ``__aenter__`` and ``__aexit__``. A server that goes away (its
 process exits, its HTTP session breaks) is marked disconnected: the call in flight fails with
 a message saying so, and the next use connects again, or fails saying why it cannot. Tool
-lists are re-read when the server says they changed (``notifications/tools/list_changed``);
-on 2026-era sessions, where those notifications are opt-in, the listing is asked for on every
-use and the SDK's response cache honours the server's caching hints.
+lists are re-read when the server says they changed (``notifications/tools/list_changed``, or
+on 2026-era sessions the same through a ``subscriptions/listen`` stream); from a server that
+offers neither, the listing is asked for on every use (the SDK's response cache honours the
+server's caching hints).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from typing import Any, Literal, TypeAlias, TypedDict, TypeVar, Unpack
 from mcp import Client, MCPError
 from mcp import types as mcp_types
 from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from tau.agent.mcp.connection import Connection, describe_exception, leaf_exception
 from tau.agent.mcp.content import (
@@ -189,6 +189,16 @@ class MCPServer:
         return conn.client.protocol_version if conn is not None and conn.client else None
 
     @property
+    def notifies_tool_changes(self) -> bool:
+        """Whether the server says when its tools change; if not, they are listed on every use.
+
+        True for 2025-era sessions (``notifications/tools/list_changed``) and for 2026-era ones
+        with a ``subscriptions/listen`` stream open (when the server offers one).
+        """
+        conn = self._conn
+        return conn is not None and conn.alive and conn.notifies_tool_changes
+
+    @property
     def instructions(self) -> str | None:
         """The usage instructions the server sent in the handshake, if any."""
         conn = self._conn
@@ -324,8 +334,8 @@ class MCPServer:
             if client.server_capabilities.tools is None:
                 self._listing = ()  # a server of resources or prompts only
                 return self._listing
-            modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
-            if self._listing is not None and not modern and self._changes == self._seen_changes:
+            notified = self.notifies_tool_changes
+            if self._listing is not None and notified and self._changes == self._seen_changes:
                 return self._listing
             changes = self._changes
 
