@@ -4,9 +4,10 @@ A FastMCP (``mcp.server.mcpserver.MCPServer``) server over stdio, started once p
 Measured, per call (median of 5 rounds of 300 sequential calls): wall µs and client CPU µs
 (``time.process_time``) of ``tools/call add`` through the SDK's ``Client.call_tool`` (the
 baseline) and through ``MCPServer.call_tool`` (result mapped to tau content); and the per-turn
-cost of a tool source, ``MCPServer.tools()`` (on a 2026-era session: one ``tools/list``
-round trip, agent tools reused while the listing is unchanged), next to a bare SDK
-``list_tools``. Needs the ``[mcp]`` extra.
+cost of a tool source, ``MCPServer.tools()``, next to a bare SDK ``list_tools``: with a
+server that reports tool changes (a ``subscriptions/listen`` stream: no round trip), and with
+one that does not (``subscriptions=False``: one ``tools/list`` per turn, the agent tools
+reused while the listing is unchanged). Needs the ``[mcp]`` extra.
 
     python benchmarks/bench_mcp.py
 """
@@ -28,7 +29,7 @@ from tau.agent.mcp import MCPServer
 SERVER = """
 from mcp.server.mcpserver import MCPServer
 
-app = MCPServer("bench", log_level="WARNING")
+app = MCPServer("bench", log_level="WARNING", subscriptions=LISTEN)
 
 @app.tool()
 def add(a: int, b: int) -> int:
@@ -59,7 +60,9 @@ async def _measure(call: Callable[[], Awaitable[object]]) -> tuple[float, float]
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "bench_server.py"
-        script.write_text(SERVER)
+        script.write_text("LISTEN = None\n" + SERVER)
+        unannounced = Path(tmp) / "bench_server_no_listen.py"
+        unannounced.write_text("LISTEN = False\n" + SERVER)
         params = StdioServerParameters(command=sys.executable, args=[str(script)])
         async with Client(params) as client:
             sdk_call = await _measure(lambda: client.call_tool("add", {"a": 1, "b": 2}))
@@ -68,6 +71,8 @@ async def main() -> None:
         async with MCPServer.stdio(sys.executable, [str(script)]) as server:
             tau_call = await _measure(lambda: server.call_tool("add", {"a": 1, "b": 2}))
             tau_list = await _measure(server.tools)
+        async with MCPServer.stdio(sys.executable, [str(unannounced)]) as server:
+            tau_relist = await _measure(server.tools)
     print(f"MCP over stdio, protocol {version}; median of {ROUNDS} rounds of {CALLS} calls")
     print(
         f"{'operation':34} {'sdk wall µs':>11} {'tau wall µs':>11} {'ratio':>6}"
@@ -75,7 +80,8 @@ async def main() -> None:
     )
     for name, sdk, tau in (
         ("tools/call add", sdk_call, tau_call),
-        ("tools/list (tau: tools() per turn)", sdk_list, tau_list),
+        ("tools() per turn, changes reported", sdk_list, tau_list),
+        ("tools() per turn, unannounced", sdk_list, tau_relist),
     ):
         print(
             f"{name:34} {sdk[0]:11.1f} {tau[0]:11.1f} {tau[0] / sdk[0]:5.2f}×"
