@@ -6,6 +6,8 @@
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
 * :func:`stream_proxy` — an LLM call through a tau proxy server (``tau.agent.proxy_server``).
+* :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
+  tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
 
 from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
@@ -43,6 +45,7 @@ from tau.agent.messages import (
     unregister_message_type,
 )
 from tau.agent.proxy import stream_proxy
+from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,
     AgentToolResult,
@@ -98,6 +101,8 @@ __all__ = [
     "ToolExecutionMode",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "ToolNameClashError",
+    "ToolSource",
     "ToolUpdateCallback",
     "TurnEndEvent",
     "TurnStartEvent",

@@ -38,8 +38,9 @@ Where this departs from pi-agent-core 0.58.3's ``Agent`` (deliberately):
   ``No model configured``.
 
 Snapshot rule (as in pi): a run reads the model, reasoning level, system prompt, tools,
-messages, session id, budgets, hooks, ``stream_fn`` and ``get_api_key`` once, when it starts;
-changing them (``session_id`` included) affects the next run. The steering and follow-up modes
+tool sources, messages, session id, budgets, hooks, ``stream_fn`` and ``get_api_key`` once,
+when it starts; changing them (``session_id`` included) affects the next run. The tool sources
+themselves are asked for their current tools before every turn. The steering and follow-up modes
 are read at every dequeue.
 """
 
@@ -54,6 +55,7 @@ from typing import Any, Literal, TypeAlias, cast
 from tau.agent.events import AgentEvent
 from tau.agent.loop import AgentError, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
+from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
     AfterToolCall,
@@ -137,6 +139,7 @@ class Agent:
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         stream_options: Mapping[str, Any] | None = None,
+        tool_sources: Sequence[ToolSource] = (),
     ) -> None:
         self._state = AgentState(
             system_prompt=system_prompt,
@@ -165,6 +168,8 @@ class Agent:
         self.after_tool_call: AfterToolCall | None = after_tool_call
         self.stream_options: dict[str, Any] = dict(stream_options or {})
         """Other :func:`tau.ai.stream_simple` options (``temperature``, ``max_tokens``…)."""
+        self.tool_sources: list[ToolSource] = list(tool_sources)
+        """Asked for their tools before every turn (MCP servers): see :mod:`tau.agent.mcp`."""
         self._listeners: dict[AgentListener, None] = {}
         self._listener_snapshot: tuple[AgentListener, ...] = ()
         self._steering: list[AgentMessage] = []
@@ -437,6 +442,7 @@ class Agent:
             session_id=self.session_id,
             stream_fn=self.stream_fn,
             stream_options=options,
+            tool_sources=list(self.tool_sources),
         )
         try:
             if messages is None:
