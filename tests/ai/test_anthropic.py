@@ -15,7 +15,7 @@ import pytest
 
 from tau.ai import AssistantMessageEvent, Context, Model, UserMessage, stream
 from tau.ai import stream_simple as tau_stream_simple
-from tau.ai.providers import anthropic as adapter
+from tau.ai.providers.anthropic import request as adapter
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -146,7 +146,7 @@ def rich_context() -> Context:
 
 
 def test_full_context_body_matches_the_sdk_types() -> None:
-    params = adapter.build_params(SONNET, rich_context(), {"max_tokens": 1000, "temperature": 0.2})
+    params = adapter.request_body(SONNET, rich_context(), {"max_tokens": 1000, "temperature": 0.2})
     assert_sdk_valid(params)
     assert params["model"] == "claude-sonnet-4-5" and params["stream"] is True
     assert params["max_tokens"] == 1000 and params["temperature"] == 0.2
@@ -198,7 +198,7 @@ def test_full_context_body_matches_the_sdk_types() -> None:
 
 
 def test_tools_keep_their_whole_json_schema() -> None:
-    params = adapter.build_params(SONNET, rich_context(), {})
+    params = adapter.request_body(SONNET, rich_context(), {})
     weather, trip = params["tools"]
     assert weather == {
         "name": "get_weather",
@@ -214,7 +214,7 @@ def test_tools_keep_their_whole_json_schema() -> None:
 
 
 def test_text_only_model_drops_user_images_but_not_tool_result_images() -> None:
-    params = adapter.build_params(model(input=["text"]), rich_context(), {})
+    params = adapter.request_body(model(input=["text"]), rich_context(), {})
     assert_sdk_valid(params)
     assert params["messages"][3]["content"] == [
         {"type": "text", "text": "And this picture?", "cache_control": {"type": "ephemeral"}}
@@ -231,7 +231,7 @@ def test_blank_messages_are_dropped() -> None:
             UserMessage("hi"),
         ]
     )
-    params = adapter.build_params(model(input=["text"]), context, {"cache_retention": "none"})
+    params = adapter.request_body(model(input=["text"]), context, {"cache_retention": "none"})
     assert params["messages"] == [{"role": "user", "content": "hi"}]
     assert_sdk_valid(params)
 
@@ -247,7 +247,7 @@ def test_blank_messages_are_dropped() -> None:
 )
 def test_cache_retention(retention: str, base_url: str, expected: dict[str, str] | None) -> None:
     context = Context([UserMessage("hi")], system_prompt="sys")
-    params = adapter.build_params(model(base_url=base_url), context, {"cache_retention": retention})
+    params = adapter.request_body(model(base_url=base_url), context, {"cache_retention": retention})
     assert_sdk_valid(params)
     assert params["system"][0].get("cache_control") == expected
     last = params["messages"][-1]["content"]
@@ -259,9 +259,9 @@ def test_cache_retention(retention: str, base_url: str, expected: dict[str, str]
 
 def test_cache_retention_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TAU_CACHE_RETENTION", "long")
-    params = adapter.build_params(SONNET, Context([UserMessage("hi")], system_prompt="s"), {})
+    params = adapter.request_body(SONNET, Context([UserMessage("hi")], system_prompt="s"), {})
     assert params["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
-    params = adapter.build_params(
+    params = adapter.request_body(
         SONNET, Context([UserMessage("hi")], system_prompt="s"), {"cache_retention": "short"}
     )
     assert params["system"][0]["cache_control"] == {"type": "ephemeral"}
@@ -269,13 +269,13 @@ def test_cache_retention_from_the_environment(monkeypatch: pytest.MonkeyPatch) -
 
 def test_no_cache_marker_after_an_assistant_turn() -> None:
     context = Context([UserMessage("hi"), assistant(TextContent("hello"))])
-    params = adapter.build_params(SONNET, context, {})
+    params = adapter.request_body(SONNET, context, {})
     assert "cache_control" not in json.dumps(params)
 
 
 def test_budget_thinking_drops_temperature() -> None:
     options = {"thinking_enabled": True, "thinking_budget_tokens": 4000, "temperature": 1.0}
-    params = adapter.build_params(SONNET, Context([UserMessage("hi")]), options)
+    params = adapter.request_body(SONNET, Context([UserMessage("hi")]), options)
     assert_sdk_valid(params)
     assert params["thinking"] == {"type": "enabled", "budget_tokens": 4000}
     assert "temperature" not in params
@@ -286,14 +286,14 @@ def test_budget_thinking_drops_temperature() -> None:
 def test_adaptive_thinking_with_effort() -> None:
     opus = model(id="claude-opus-4-6")
     options = {"thinking_enabled": True, "effort": "max", "max_tokens": 2000}
-    params = adapter.build_params(opus, Context([UserMessage("hi")]), options)
+    params = adapter.request_body(opus, Context([UserMessage("hi")]), options)
     assert_sdk_valid(params)
     assert params["thinking"] == {"type": "adaptive"}
     assert params["output_config"] == {"effort": "max"}
 
 
 def test_thinking_is_not_sent_to_a_model_without_reasoning() -> None:
-    params = adapter.build_params(
+    params = adapter.request_body(
         model(reasoning=False), Context([UserMessage("hi")]), {"thinking_enabled": True}
     )
     assert "thinking" not in params
@@ -301,17 +301,17 @@ def test_thinking_is_not_sent_to_a_model_without_reasoning() -> None:
 
 def test_tool_choice_and_metadata() -> None:
     context = Context([UserMessage("hi")], tools=[WEATHER])
-    params = adapter.build_params(
+    params = adapter.request_body(
         SONNET, context, {"tool_choice": "any", "metadata": {"user_id": "u-1", "other": 3}}
     )
     assert_sdk_valid(params)
     assert params["tool_choice"] == {"type": "any"}
     assert params["metadata"] == {"user_id": "u-1"}
     choice = {"type": "tool", "name": "get_weather"}
-    params = adapter.build_params(SONNET, context, {"tool_choice": choice})
+    params = adapter.request_body(SONNET, context, {"tool_choice": choice})
     assert params["tool_choice"] == choice
     assert_sdk_valid(params)
-    assert "metadata" not in adapter.build_params(SONNET, context, {"metadata": {"user_id": 5}})
+    assert "metadata" not in adapter.request_body(SONNET, context, {"metadata": {"user_id": 5}})
 
 
 def test_handoff_from_another_provider() -> None:
@@ -349,7 +349,7 @@ def test_handoff_from_another_provider() -> None:
             UserMessage("again"),
         ],
     )
-    params = adapter.build_params(SONNET, context, {})
+    params = adapter.request_body(SONNET, context, {})
     assert_sdk_valid(params)
     assert params["system"][0]["text"] == "sys "
     messages = params["messages"]
@@ -375,8 +375,15 @@ def test_handoff_from_another_provider() -> None:
 # --------------------------------------------------------------------------- headers
 
 
+def request_headers(m: Model, options: dict[str, Any], api_key: str) -> dict[str, str]:
+    """The headers ``build_request`` sends with ``api_key``."""
+    return adapter.build_request(
+        m, Context([UserMessage("x")]), {**options, "api_key": api_key}
+    ).headers  # type: ignore[typeddict-item]
+
+
 def test_api_key_headers() -> None:
-    headers = adapter.build_headers(SONNET, {}, "sk-ant-api03-x")
+    headers = request_headers(SONNET, {}, "sk-ant-api03-x")
     assert headers["x-api-key"] == "sk-ant-api03-x"
     assert headers["anthropic-version"] == "2023-06-01"
     assert headers["anthropic-beta"] == (
@@ -387,21 +394,21 @@ def test_api_key_headers() -> None:
 
 def test_interleaved_beta_rules_and_header_precedence() -> None:
     opus = model(id="claude-opus-4-6", headers={"x-model": "m", "anthropic-version": "v-model"})
-    headers = adapter.build_headers(opus, {"headers": {"x-model": "opt"}}, "k")
+    headers = request_headers(opus, {"headers": {"x-model": "opt"}}, "k")
     assert headers["anthropic-beta"] == "fine-grained-tool-streaming-2025-05-14"
     assert headers["x-model"] == "opt" and headers["anthropic-version"] == "v-model"
-    off = adapter.build_headers(SONNET, {"interleaved_thinking": False}, "k")
+    off = request_headers(SONNET, {"interleaved_thinking": False}, "k")
     assert "interleaved" not in off["anthropic-beta"]
 
 
 def test_oauth_token_headers_system_and_tool_names() -> None:
     token = "sk-ant-oat01-abc"
-    headers = adapter.build_headers(SONNET, {}, token)
+    headers = request_headers(SONNET, {}, token)
     assert headers["authorization"] == f"Bearer {token}" and "x-api-key" not in headers
     assert headers["anthropic-beta"].startswith("claude-code-20250219,oauth-2025-04-20,")
     tools = [Tool("todowrite", "todo"), Tool("find", "find files")]
     context = Context([UserMessage("x"), assistant(ToolCall("t1", "todowrite", {}))], "sys", tools)
-    params = adapter.build_params(SONNET, context, {}, oauth=True)
+    params = adapter.request_body(SONNET, context, {}, oauth=True)
     assert_sdk_valid(params)
     assert [t["name"] for t in params["tools"]] == ["TodoWrite", "find"]
     assert params["messages"][1]["content"][0]["name"] == "TodoWrite"

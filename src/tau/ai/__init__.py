@@ -1,8 +1,11 @@
 """tau.ai: one stateless LLM call, ``(Model, Context, options) -> AssistantMessageEventStream``.
 
 Importing this package imports no provider adapter and no HTTP library; each adapter loads on
-the first call for its ``model.api``.
+the first call for its ``model.api``. The adapters' option types (``AnthropicOptions``…) are
+resolved on first use too, so naming one does not load its adapter either.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from tau.ai.abort import AbortController, AbortedError, AbortSignal
 from tau.ai.builder import MessageBuilder, launch_stream
@@ -33,7 +36,7 @@ from tau.ai.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from tau.ai.options import ProviderStreamOptions, SimpleStreamOptions, StreamOptions, Timeouts
+from tau.ai.options import SimpleStreamOptions, StreamOptions, Timeouts
 from tau.ai.registry import (
     ApiProvider,
     UnknownApiError,
@@ -98,6 +101,8 @@ __all__ = [
     "AbortController",
     "AbortSignal",
     "AbortedError",
+    "AnthropicOptions",
+    "AnthropicSimpleOptions",
     "ApiProvider",
     "AssistantMessage",
     "AssistantMessageEvent",
@@ -184,3 +189,32 @@ __all__ = [
     "validate_tool_arguments",
     "validate_tool_call",
 ]
+
+# Names resolved on first use: the adapters' option types live beside their adapters.
+_LAZY = {
+    "AnthropicOptions": "tau.ai.provider_options",
+    "AnthropicSimpleOptions": "tau.ai.provider_options",
+    "ProviderStreamOptions": "tau.ai.provider_options",
+}
+
+if TYPE_CHECKING:
+    from tau.ai.provider_options import (
+        AnthropicOptions,
+        AnthropicSimpleOptions,
+        ProviderStreamOptions,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tau.ai' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

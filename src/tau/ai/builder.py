@@ -9,7 +9,6 @@ aborts in the stream (never raised), and the connection closed on abort or early
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any
@@ -422,26 +421,6 @@ def _unfinished_calls_message(calls: list[ToolCall], reason: str) -> str:
         f"The response ended (stop reason {reason!r}) inside tool call{plural} {names}: "
         "the arguments never closed, so the call was not finished"
     )
-
-
-async def apply_on_payload(
-    options: Mapping[str, Any], payload: dict[str, Any], model: Model
-) -> dict[str, Any]:
-    """Run the ``on_payload`` hook (sync or async); a returned dict replaces the payload.
-
-    An exception in the hook propagates, so it ends the stream as an ``error`` event.
-    """
-    hook = options.get("on_payload")
-    if hook is None:
-        return payload
-    result = hook(payload, model)
-    if inspect.isawaitable(result):
-        result = await result
-    if result is None:
-        return payload
-    if not isinstance(result, dict):
-        raise ProviderError(f"on_payload must return a dict or None, not {type(result).__name__}")
-    return result
 
 
 Runner = Callable[[MessageBuilder], Awaitable[None]]

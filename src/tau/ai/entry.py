@@ -12,13 +12,16 @@ import queue
 import threading
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import Future
-from typing import Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.events import AssistantMessageEvent
-from tau.ai.options import ProviderStreamOptions, SimpleStreamOptions
+from tau.ai.options import SimpleStreamOptions
 from tau.ai.registry import resolve_api_provider
 from tau.ai.types import AssistantMessage, Context, Model
+
+if TYPE_CHECKING:
+    from tau.ai.provider_options import ProviderStreamOptions
 
 T = TypeVar("T")
 
@@ -28,11 +31,14 @@ def stream(
 ) -> AssistantMessageEventStream:
     """Stream one response with the adapter's own options.
 
-    Raises :class:`~tau.ai.registry.UnknownApiError` if no adapter serves ``model.api``;
-    everything after that (HTTP, network, provider errors, aborts) arrives as an ``error``
+    Raises :class:`~tau.ai.registry.UnknownApiError` if no adapter serves ``model.api``, and
+    ``TypeError`` for an option that adapter does not take (a misspelt key is never silently
+    ignored); everything after that (HTTP, network, provider errors, aborts) arrives as an ``error``
     event.
     """
-    return resolve_api_provider(model.api).stream(model, context, options)
+    provider = resolve_api_provider(model.api)
+    provider.check(options)
+    return provider.stream(model, context, options)
 
 
 async def _final_message(s: AssistantMessageEventStream) -> AssistantMessage:
@@ -57,8 +63,14 @@ async def complete(
 def stream_simple(
     model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
 ) -> AssistantMessageEventStream:
-    """Stream one response with the unified ``reasoning`` level mapped per provider."""
-    return resolve_api_provider(model.api).stream_simple(model, context, options)
+    """Stream one response with the unified ``reasoning`` level mapped per provider.
+
+    Raises :class:`~tau.ai.registry.UnknownApiError` for an api no adapter serves, and
+    ``TypeError`` for an option the adapter's ``stream_simple`` does not take.
+    """
+    provider = resolve_api_provider(model.api)
+    provider.check(options, simple=True)
+    return provider.stream_simple(model, context, options)
 
 
 async def complete_simple(

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
+from tau.ai.adapter import apply_on_payload
+from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream

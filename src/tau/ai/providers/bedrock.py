@@ -38,7 +38,8 @@ from botocore.awsrequest import AWSRequest
 from botocore.eventstream import EventStreamBuffer, EventStreamMessage, ParserError
 from botocore.session import Session
 
-from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
+from tau.ai.adapter import apply_on_payload
+from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream

@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
+from tau.ai.adapter import apply_on_payload
+from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.serialization import dump_context

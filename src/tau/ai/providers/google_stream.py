@@ -28,7 +28,8 @@ from typing import Any, cast
 
 import jiter
 
-from tau.ai.builder import MessageBuilder, apply_on_payload
+from tau.ai.adapter import apply_on_payload
+from tau.ai.builder import MessageBuilder
 from tau.ai.errors import ProviderError
 from tau.ai.types import StopReason, TextContent, ThinkingContent, ToolCall, Usage
 from tau.ai.utils.json_path import JsonPathError, PathJsonWriter

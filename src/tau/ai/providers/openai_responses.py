@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tau.ai.builder import MessageBuilder, apply_on_payload, launch_stream
+from tau.ai.adapter import apply_on_payload
+from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.env_keys import require_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.headers import request_headers
