@@ -110,12 +110,14 @@ async def test_a_key_that_changes_kind_names_a_new_block() -> None:
     assert events.index("thinking_end0") < events.index("text_start1")
 
 
-async def test_signatures_set_on_open_and_replaced_when_given() -> None:
+async def test_signatures_are_set_when_a_block_opens() -> None:
     def steps(b: MessageBuilder) -> None:
         b.text(None, "a", signature="s1")
-        b.text(None, "b")
+        b.text(None, "b", signature="ignored: the block is open")
         b.thinking("t", "x", signature="t1", redacted=True)
-        b.thinking("t", "", signature="t2")
+        block = b.block("t")
+        assert isinstance(block, ThinkingContent)
+        block.thinking_signature = "t2"
 
     _, message = await build(steps)
     assert message.content == [TextContent("ab", "s1"), ThinkingContent("x", "t2", redacted=True)]

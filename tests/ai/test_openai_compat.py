@@ -7,7 +7,7 @@ from dataclasses import fields
 
 import pytest
 
-from tau.ai.providers.openai_compat import detect_compat, resolve_compat
+from tau.ai.providers.openai_completions.compat import detect_compat, resolve_compat
 from tau.ai.serialization import dump_model, load_compat, load_model
 from tau.ai.types import Model, OpenAICompletionsCompat
 

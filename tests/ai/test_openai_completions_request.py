@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from tau.ai.providers.openai_compat import resolve_compat
-from tau.ai.providers.openai_completions_request import (
+from tau.ai.providers.openai_completions.compat import resolve_compat
+from tau.ai.providers.openai_completions.request import (
     BRIDGE_TEXT,
     TOOL_IMAGES_TEXT,
-    build_params,
     convert_messages,
+    request_body,
 )
 from tau.ai.types import (
     AssistantMessage,
@@ -85,7 +85,7 @@ def tool_history() -> list[Message]:
 
 
 def body(m: Model, context: Context, **options: Any) -> dict[str, Any]:
-    return build_params(m, context, context.messages, resolve_compat(m), options)
+    return request_body(m, context, options, messages=context.messages, compat=resolve_compat(m))  # type: ignore[arg-type]
 
 
 def test_minimal_body_for_openai() -> None:

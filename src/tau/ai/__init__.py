@@ -121,6 +121,8 @@ __all__ = [
     "Model",
     "ModelCost",
     "OpenAICompletionsCompat",
+    "OpenAICompletionsOptions",
+    "OpenAICompletionsSimpleOptions",
     "ProviderError",
     "ProviderStreamOptions",
     "SerializationError",
@@ -194,6 +196,8 @@ __all__ = [
 _LAZY = {
     "AnthropicOptions": "tau.ai.provider_options",
     "AnthropicSimpleOptions": "tau.ai.provider_options",
+    "OpenAICompletionsOptions": "tau.ai.provider_options",
+    "OpenAICompletionsSimpleOptions": "tau.ai.provider_options",
     "ProviderStreamOptions": "tau.ai.provider_options",
 }
 
@@ -201,6 +205,8 @@ if TYPE_CHECKING:
     from tau.ai.provider_options import (
         AnthropicOptions,
         AnthropicSimpleOptions,
+        OpenAICompletionsOptions,
+        OpenAICompletionsSimpleOptions,
         ProviderStreamOptions,
     )
 

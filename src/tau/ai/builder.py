@@ -133,7 +133,8 @@ class MessageBuilder:
     ) -> int | None:
         """Append ``delta`` to the text block ``key`` names; returns its content index.
 
-        ``signature`` sets the block's ``text_signature`` (kept when a later call gives none).
+        ``signature`` is the ``text_signature`` of a block this call opens (to change an open
+        block's, use :meth:`block`).
         """
         entry = self._texts.get(key)
         if entry is None:
@@ -144,8 +145,6 @@ class MessageBuilder:
             block = self.message.content[index]
             assert isinstance(block, TextContent)
             entry = self._texts[key] = (index, block)
-        elif signature is not None:
-            entry[1].text_signature = signature
         if delta:
             entry[1].append(delta)
             self._push(TextDeltaEvent(entry[0], delta, self.message))
@@ -162,8 +161,8 @@ class MessageBuilder:
     ) -> int | None:
         """Append ``delta`` to the thinking block ``key`` names; returns its content index.
 
-        ``signature`` sets the block's ``thinking_signature`` (kept when a later call gives
-        none); ``redacted`` marks a block opened now as redacted.
+        ``signature`` is the ``thinking_signature`` and ``redacted`` the flag of a block this
+        call opens (to change an open block's, use :meth:`block`).
         """
         entry = self._thoughts.get(key)
         if entry is None:
@@ -174,8 +173,6 @@ class MessageBuilder:
             block = self.message.content[index]
             assert isinstance(block, ThinkingContent)
             entry = self._thoughts[key] = (index, block)
-        elif signature is not None:
-            entry[1].thinking_signature = signature
         if delta:
             entry[1].append(delta)
             self._push(ThinkingDeltaEvent(entry[0], delta, self.message))

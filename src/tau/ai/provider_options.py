@@ -8,22 +8,24 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from tau.ai.options import ToolChoice
 from tau.ai.providers.anthropic.options import AnthropicOptions, AnthropicSimpleOptions
+from tau.ai.providers.openai_completions.options import (
+    OpenAICompletionsOptions,
+    OpenAICompletionsSimpleOptions,
+)
 from tau.ai.types import ThinkingBudgets, ThinkingLevel
 
 __all__ = [
     "AnthropicOptions",
     "AnthropicSimpleOptions",
+    "OpenAICompletionsOptions",
+    "OpenAICompletionsSimpleOptions",
     "ProviderStreamOptions",
 ]
 
 
-class _Pending(AnthropicOptions, total=False):
-    tool_choice: ToolChoice
-    reasoning_effort: ThinkingLevel
+class _Pending(AnthropicOptions, OpenAICompletionsOptions, total=False):
     reasoning_summary: Literal["auto", "detailed", "concise"] | None
-    service_tier: str
     azure_api_version: str
     azure_resource_name: str
     azure_base_url: str

@@ -64,7 +64,7 @@ class UnknownApiError(LookupError):
 # api -> (module path, extra that module needs or None)
 _BUILTIN: dict[str, tuple[str, str | None]] = {
     "anthropic-messages": ("tau.ai.providers.anthropic.adapter", None),
-    "openai-completions": ("tau.ai.providers.openai_completions", None),
+    "openai-completions": ("tau.ai.providers.openai_completions.adapter", None),
     "openai-responses": ("tau.ai.providers.openai_responses", None),
     "azure-openai-responses": ("tau.ai.providers.azure_openai_responses", None),
     "google-generative-ai": ("tau.ai.providers.google", None),

@@ -1,10 +1,10 @@
-"""Mapping a chat-completions SSE stream onto a :class:`~tau.ai.builder.MessageBuilder`.
+"""Decoding a chat-completions SSE stream into :class:`~tau.ai.builder.MessageBuilder` calls.
 
 OpenAI-compatible servers differ in small ways that matter here: reasoning arrives in one of
 several delta fields (or in OpenRouter's ``reasoning_details``, or as Mistral's typed content
 parts); usage sits in ``chunk.usage``, ``choice.usage`` or Groq's ``x_groq.usage``; parallel
 tool calls are told apart by ``index`` (some servers reuse an index with a new ``id``); llama.cpp
-repeats the tool name in every delta. :class:`ChunkMapper` absorbs all of that, and turns
+repeats the tool name in every delta. :class:`OpenAICompletionsDecoder` absorbs all of that, and turns
 every way a stream can go wrong into one :class:`~tau.ai.builder.ProviderError`.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from tau.ai.builder import MessageBuilder
 from tau.ai.errors import ProviderError
-from tau.ai.types import Model, StopReason, ToolCall, Usage
+from tau.ai.types import StopReason, ToolCall, Usage
 
 # OpenAI's own reasons, and the others that compatible servers document, by what they mean.
 # A reason not listed ends the stream with an error that names it: z.ai's
@@ -50,14 +50,17 @@ _ERROR_REASONS: dict[str, str] = {
     "abort": "The server aborted the response",  # vLLM
 }
 _ERROR_EXCERPT = 200
+# Delta fields a chat-completions server streams reasoning in; a thinking block's signature
+# names the one it came from, and replaying the turn sets that same field.
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def parse_usage(raw: dict[str, Any], model: Model) -> Usage:
-    """Tau usage from a chat-completions ``usage`` object, with cost.
+def parse_usage(raw: dict[str, Any]) -> Usage:
+    """Tau usage from a chat-completions ``usage`` object.
 
     ``completion_tokens`` already includes reasoning tokens (OpenAI's documented rule, and
     what every recorded provider does: prompt + completion = total), so ``output`` is
@@ -116,35 +119,36 @@ def describe_error_object(error: Any) -> str:
 
 
 class _Call:
-    __slots__ = ("content_index", "id")
+    """One streamed call: its key in the builder and its block (whose id may come late)."""
 
-    def __init__(self, content_index: int, id: str) -> None:
-        self.content_index = content_index
-        self.id = id
+    __slots__ = ("block", "key")
+
+    def __init__(self, key: int, block: ToolCall) -> None:
+        self.key = key
+        self.block = block
 
 
-class ChunkMapper:
-    """Feeds chat-completions chunks (the ``data`` of each SSE event) to a builder."""
+class OpenAICompletionsDecoder:
+    """Feeds chat-completions chunks (the ``data`` of each SSE event) to a builder.
+
+    Text and reasoning are one block after another (key None). Tool calls are keyed by their
+    position among the calls; a chunk names a call by ``id`` or by ``index``, and this decoder
+    works out which call that is.
+    """
 
     __slots__ = (
         "_by_id",
         "_by_index",
         "_calls",
         "_pending_signatures",
-        "_text",
-        "_thinking",
         "builder",
         "chunks",
         "finish_reason",
-        "model",
         "saw_done",
     )
 
     def __init__(self, builder: MessageBuilder) -> None:
         self.builder = builder
-        self.model = builder.model
-        self._text: int | None = None
-        self._thinking: int | None = None
         self._calls: list[_Call] = []
         self._by_index: dict[int, _Call] = {}
         self._by_id: dict[str, _Call] = {}
@@ -155,7 +159,7 @@ class ChunkMapper:
 
     # ----------------------------------------------------------------------- input
 
-    def feed_data(self, data: str, event: str | None = None) -> bool:
+    def feed(self, data: str, event: str = "message") -> bool:
         """Feed one SSE ``data`` payload; returns False once ``[DONE]`` has arrived."""
         if data == "[DONE]":
             self.saw_done = True
@@ -173,11 +177,10 @@ class ChunkMapper:
             return True
         if event == "error" and "error" not in chunk:
             chunk = {"error": chunk}
-        self.feed(chunk)
+        self._chunk(chunk)
         return True
 
-    def feed(self, chunk: dict[str, Any]) -> None:
-        """Apply one parsed chunk."""
+    def _chunk(self, chunk: dict[str, Any]) -> None:
         self.chunks += 1
         choices = chunk.get("choices")
         choice = choices[0] if type(choices) is list and choices else None
@@ -191,7 +194,7 @@ class ChunkMapper:
                 groq = chunk["x_groq"]
                 usage = groq.get("usage") if type(groq) is dict else None
         if type(usage) is dict:
-            self.builder.message.usage = parse_usage(usage, self.model)
+            self.builder.message.usage = parse_usage(usage)
         if chunk.get("error"):
             # A mid-stream failure (OpenRouter chunk error, Groq ``event: error``).
             raise ProviderError(describe_error_object(chunk["error"]))
@@ -205,7 +208,7 @@ class ChunkMapper:
             elif type(content) is str:
                 # The one delta per token: plain text and nothing else.
                 if content:
-                    self._text_delta(content)
+                    self.builder.text(None, content)
             elif "tool_calls" in delta:
                 self._tool_calls(delta["tool_calls"])
             else:
@@ -215,11 +218,12 @@ class ChunkMapper:
             self.finish_reason = str(reason)
 
     def _delta(self, delta: dict[str, Any]) -> None:
-        for field in ("reasoning_content", "reasoning", "reasoning_text"):
+        builder = self.builder
+        for field in REASONING_FIELDS:
             # Only the first non-empty one: some servers fill two with the same text.
             value = delta.get(field)
             if isinstance(value, str) and value:
-                self._thinking_delta(value, field)
+                builder.thinking(None, value, signature=field)
                 break
         else:
             details = delta.get("reasoning_details")
@@ -228,13 +232,13 @@ class ChunkMapper:
         content = delta.get("content")
         if isinstance(content, str):
             if content:
-                self._text_delta(content)
+                builder.text(None, content)
         elif isinstance(content, list):
             self._content_parts(content)
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
             # The model's refusal is what it says instead of an answer: text, as in Responses.
-            self._text_delta(refusal)
+            builder.text(None, refusal)
         tool_calls = delta.get("tool_calls")
         if tool_calls:
             self._tool_calls(tool_calls)
@@ -244,42 +248,19 @@ class ChunkMapper:
 
     # ----------------------------------------------------------------------- blocks
 
-    def _text_delta(self, text: str) -> None:
-        index = self._text
-        if index is None:
-            self._close_thinking()
-            index = self._text = self.builder.open_text()
-        self.builder.text_delta(index, text)
-
-    def _thinking_delta(self, text: str, signature: str | None) -> None:
-        index = self._thinking
-        if index is None:
-            self._close_text()
-            index = self._thinking = self.builder.open_thinking(signature)
-        self.builder.thinking_delta(index, text)
-
-    def _close_text(self) -> None:
-        if self._text is not None:
-            self.builder.close_text(self._text)
-            self._text = None
-
-    def _close_thinking(self) -> None:
-        if self._thinking is not None:
-            self.builder.close_thinking(self._thinking)
-            self._thinking = None
-
     def _content_parts(self, parts: list[Any]) -> None:
         # Mistral streams typed parts: text, and thinking made of text parts.
+        builder = self.builder
         for part in parts:
             if not isinstance(part, dict):
                 continue
             kind = part.get("type")
             if kind == "text" and isinstance(part.get("text"), str) and part["text"]:
-                self._text_delta(part["text"])
+                builder.text(None, part["text"])
             elif kind == "thinking" and isinstance(part.get("thinking"), list):
                 for sub in part["thinking"]:
                     if isinstance(sub, dict) and isinstance(sub.get("text"), str) and sub["text"]:
-                        self._thinking_delta(sub["text"], None)
+                        builder.thinking(None, sub["text"])
 
     def _reasoning_details_text(self, details: list[Any]) -> None:
         # Servers that send reasoning only as OpenRouter-style details (Snowflake Cortex).
@@ -291,7 +272,7 @@ class ChunkMapper:
             if kind == "reasoning.summary":
                 text = detail.get("summary")
             if isinstance(text, str) and text:
-                self._thinking_delta(text, None)
+                self.builder.thinking(None, text)
 
     def _encrypted_details(self, details: list[Any]) -> None:
         for detail in details:
@@ -305,12 +286,7 @@ class ChunkMapper:
             if call is None:
                 self._pending_signatures[call_id] = signature
             else:
-                self._block(call).thought_signature = signature
-
-    def _block(self, call: _Call) -> ToolCall:
-        block = self.builder.message.content[call.content_index]
-        assert isinstance(block, ToolCall)
-        return block
+                call.block.thought_signature = signature
 
     def _find_call(self, index: Any, call_id: str) -> _Call | None:
         if call_id:
@@ -320,7 +296,7 @@ class ChunkMapper:
         if isinstance(index, int):
             call = self._by_index.get(index)
             # The same index with a new id is a new call (servers that number every call 0).
-            if call is not None and (not call_id or not call.id):
+            if call is not None and (not call_id or not call.block.id):
                 return call
             return None
         if call_id:
@@ -334,6 +310,7 @@ class ChunkMapper:
                     self._tool_call_delta(item)
 
     def _tool_call_delta(self, item: dict[str, Any]) -> None:
+        builder = self.builder
         if "id" not in item:
             # Fast path, one per argument fragment: a continuation addressed by index only.
             call = self._by_index.get(item.get("index"))  # type: ignore[arg-type]
@@ -341,8 +318,7 @@ class ChunkMapper:
             if call is not None and type(function) is dict and "name" not in function:
                 arguments = function.get("arguments")
                 if type(arguments) is str:
-                    if arguments:
-                        self.builder.tool_call_delta(call.content_index, arguments)
+                    builder.tool_call(call.key, args_delta=arguments)
                     return
         call_id = item.get("id")
         call_id = call_id if isinstance(call_id, str) else ""
@@ -353,33 +329,33 @@ class ChunkMapper:
         name = name if isinstance(name, str) else ""
         index = item.get("index")
         call = self._find_call(index, call_id)
-        builder = self.builder
         if call is None:
-            self._close_text()
-            self._close_thinking()
-            call = _Call(builder.open_tool_call(call_id, name), call_id)
+            key = len(self._calls)
+            builder.tool_call(key, id=call_id, name=name)
+            block = builder.block(key)
+            assert isinstance(block, ToolCall)
+            call = _Call(key, block)
             self._calls.append(call)
             if isinstance(index, int):
                 self._by_index[index] = call
         else:
-            block = self._block(call)
+            block = call.block
             # llama.cpp repeats the whole name in every delta: never concatenate.
             if name and name != block.name and name.startswith(block.name):
                 block.name = name
-            if call_id and not call.id:
-                call.id = block.id = call_id
+            if call_id and not block.id:
+                block.id = call_id
         if call_id and call_id not in self._by_id:
             self._by_id[call_id] = call
             pending = self._pending_signatures.pop(call_id, None)
             if pending is not None:
-                self._block(call).thought_signature = pending
+                call.block.thought_signature = pending
         arguments = function.get("arguments")
         if isinstance(arguments, str):
-            if arguments:
-                builder.tool_call_delta(call.content_index, arguments)
+            builder.tool_call(call.key, args_delta=arguments)
         elif isinstance(arguments, dict):
             # Some servers send the arguments as an object rather than JSON text.
-            builder.tool_call_delta(call.content_index, json.dumps(arguments))
+            builder.tool_call(call.key, args_delta=json.dumps(arguments))
 
     # ----------------------------------------------------------------------- end
 
@@ -387,9 +363,8 @@ class ChunkMapper:
         """Decide the stop reason once the stream has ended; raises on a bad ending."""
         message = self.builder.message
         for call in self._calls:
-            block = self._block(call)
-            if not block.id:
-                block.id = f"call_{secrets.token_hex(12)}"
+            if not call.block.id:
+                call.block.id = f"call_{secrets.token_hex(12)}"
         reason = self.finish_reason
         if reason is None:
             if self.chunks == 0:
@@ -418,8 +393,5 @@ class ChunkMapper:
             stop = "toolUse"
         message.stop_reason = stop
         # This wire format has no end marker per call: the end of the choice ends them all.
-        self._close_text()
-        self._close_thinking()
-        builder = self.builder
-        for call in self._calls:
-            builder.close_tool_call(call.content_index)
+        self.builder.close(None)
+        self.builder.close_calls()

@@ -1,8 +1,8 @@
-"""Building a chat-completions request: messages, tools and parameters.
+"""Building a chat-completions request: messages, tools, parameters, headers and the key.
 
-The messages given here have already been through the cross-provider transform (foreign
-thinking turned into text, tool-call ids normalised, orphaned calls repaired); this module
-only speaks the chat-completions dialect chosen by the resolved compat.
+The history first goes through the cross-provider transform (foreign thinking turned into
+text, tool-call ids normalised, orphaned calls repaired); the rest of this module only speaks
+the chat-completions dialect chosen by the resolved compat.
 """
 
 from __future__ import annotations
@@ -11,13 +11,20 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tau.ai.providers.openai_compat import ResolvedCompat
+from tau.ai.adapter import ProviderRequest
+from tau.ai.env_keys import resolve_api_key
+from tau.ai.headers import JSON_EVENT_STREAM, request_headers
+from tau.ai.providers.copilot import COPILOT_PROVIDER, copilot_dynamic_headers
+from tau.ai.providers.openai_completions.compat import is_endpoint, resolve_compat
+from tau.ai.providers.openai_completions.decoder import REASONING_FIELDS
+from tau.ai.providers.openai_completions.options import OpenAICompletionsOptions
 from tau.ai.types import (
     AssistantMessage,
     Context,
     ImageContent,
     Message,
     Model,
+    ResolvedCompat,
     TextContent,
     ThinkingContent,
     Tool,
@@ -26,14 +33,17 @@ from tau.ai.types import (
     UserMessage,
 )
 from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.utils.transform_messages import (
+    MistralIdNormalizer,
+    ToolCallIdNormalizer,
+    normalize_id_openai_completions,
+    transform_messages,
+)
 
 BRIDGE_TEXT = "I have processed the tool results."
 TOOL_IMAGES_TEXT = "Attached image(s) from tool result:"
 IMAGE_ONLY_RESULT = "(see attached image)"
 EMPTY_RESULT = "(no output)"
-# Delta fields a chat-completions server streams reasoning in; a thinking block's signature
-# names the one it came from, and replaying the turn sets that same field.
-REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
 _BRIDGE: dict[str, Any] = {"role": "assistant", "content": BRIDGE_TEXT}
 
@@ -252,14 +262,44 @@ def _apply_reasoning(
             params["reasoning_effort"] = mapped
 
 
-def build_params(
+def build_request(
+    model: Model, context: Context, options: OpenAICompletionsOptions
+) -> ProviderRequest:
+    """``POST {base_url}/chat/completions`` in the endpoint's dialect (the key is optional:
+    local servers take none)."""
+    key = resolve_api_key(model, options)
+    defaults: Mapping[str, str] = JSON_EVENT_STREAM
+    if model.provider == COPILOT_PROVIDER:
+        defaults = {**defaults, **copilot_dynamic_headers(context)}
+    auth = {"authorization": f"Bearer {key}"} if key else None
+    return ProviderRequest(
+        model.base_url.rstrip("/") + "/chat/completions",
+        request_headers(model, options, auth, defaults),
+        request_body(model, context, options),
+    )
+
+
+def _id_normalizer(model: Model) -> ToolCallIdNormalizer:
+    # Mistral's chat endpoint takes only 9-alphanumeric tool-call ids.
+    if is_endpoint(model, "mistral", "api.mistral.ai"):
+        return MistralIdNormalizer()
+    return normalize_id_openai_completions
+
+
+def request_body(
     model: Model,
     context: Context,
-    messages: Sequence[Message],
-    compat: ResolvedCompat,
-    options: Mapping[str, Any],
+    options: OpenAICompletionsOptions,
+    *,
+    messages: Sequence[Message] | None = None,
+    compat: ResolvedCompat | None = None,
 ) -> dict[str, Any]:
-    """The request body, from the transformed ``messages`` and the adapter ``options``."""
+    """The request body. ``messages`` (the history, already transformed for ``model``) and
+    ``compat`` default to what ``build_request`` derives from ``context`` and ``model``."""
+    if compat is None:
+        compat = resolve_compat(model)
+    if messages is None:
+        messages = transform_messages(context.messages, model, _id_normalizer(model))
     converted = convert_messages(model, context.system_prompt, messages, compat)
     if model.provider == "openrouter" and model.id.startswith("anthropic/"):
         _mark_openrouter_cache(converted)
