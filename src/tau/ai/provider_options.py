@@ -6,35 +6,49 @@ Loaded only when one of these names is first used (``tau.ai`` resolves them lazi
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from tau.ai.providers.anthropic.options import AnthropicOptions, AnthropicSimpleOptions
+from tau.ai.providers.mistral.options import MistralOptions, MistralSimpleOptions
 from tau.ai.providers.openai_completions.options import (
     OpenAICompletionsOptions,
     OpenAICompletionsSimpleOptions,
+)
+from tau.ai.providers.openai_responses.options import (
+    AzureOpenAIResponsesOptions,
+    AzureOpenAIResponsesSimpleOptions,
+    OpenAIResponsesOptions,
+    OpenAIResponsesSimpleOptions,
 )
 from tau.ai.types import ThinkingBudgets, ThinkingLevel
 
 __all__ = [
     "AnthropicOptions",
     "AnthropicSimpleOptions",
+    "AzureOpenAIResponsesOptions",
+    "AzureOpenAIResponsesSimpleOptions",
+    "MistralOptions",
+    "MistralSimpleOptions",
     "OpenAICompletionsOptions",
     "OpenAICompletionsSimpleOptions",
+    "OpenAIResponsesOptions",
+    "OpenAIResponsesSimpleOptions",
     "ProviderStreamOptions",
 ]
 
 
-class _Pending(AnthropicOptions, OpenAICompletionsOptions, total=False):
-    reasoning_summary: Literal["auto", "detailed", "concise"] | None
-    azure_api_version: str
-    azure_resource_name: str
-    azure_base_url: str
-    azure_deployment_name: str
+class _Pending(
+    AnthropicOptions,
+    OpenAICompletionsOptions,
+    OpenAIResponsesOptions,
+    AzureOpenAIResponsesOptions,
+    MistralOptions,
+    total=False,
+):
     thinking: dict[str, Any]
     project: str
     location: str
     stream_function_call_arguments: bool
-    prompt_mode: Literal["reasoning"]
     region: str
     profile: str
     thinking_budgets: ThinkingBudgets

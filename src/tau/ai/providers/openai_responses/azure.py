@@ -1,7 +1,7 @@
 """``azure-openai-responses``: the Responses API of an Azure OpenAI resource.
 
-Where to send, and as which deployment, comes from the options or the environment
-(pi-ai-spec §7.5): ``azure_base_url`` / ``AZURE_OPENAI_BASE_URL``, else
+Where to send, and as which deployment, comes from the options or the environment:
+``azure_base_url`` / ``AZURE_OPENAI_BASE_URL``, else
 ``https://<resource>.openai.azure.com/openai/v1`` from ``azure_resource_name`` /
 ``AZURE_OPENAI_RESOURCE_NAME``, else ``model.base_url``; the deployment from
 ``azure_deployment_name``, else the ``AZURE_OPENAI_DEPLOYMENT_NAME_MAP`` entry for the model
@@ -13,26 +13,30 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
-from tau.ai.adapter import apply_on_payload
-from tau.ai.builder import MessageBuilder, launch_stream
+from tau.ai.adapter import ProviderRequest, launch_http
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.headers import request_headers
-from tau.ai.providers.openai_responses import (
-    simple_reasoning_options,
-    stream_responses,
+from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
+from tau.ai.providers.openai_responses.openai import simple_reasoning_options
+from tau.ai.providers.openai_responses.options import (
+    AzureOpenAIResponsesOptions,
+    AzureOpenAIResponsesSimpleOptions,
 )
-from tau.ai.providers.responses_shared import base_payload
+from tau.ai.providers.openai_responses.request import responses_body
 from tau.ai.types import Context, Model
 
 __all__ = [
     "DEFAULT_API_VERSION",
-    "build_payload",
+    "OPTIONS",
+    "SIMPLE_OPTIONS",
+    "build_request",
     "parse_deployment_map",
+    "request_body",
     "resolve_api_version",
     "resolve_base_url",
     "resolve_deployment",
@@ -40,17 +44,12 @@ __all__ = [
     "stream_simple",
 ]
 
+OPTIONS = AzureOpenAIResponsesOptions
+SIMPLE_OPTIONS = AzureOpenAIResponsesSimpleOptions
 DEFAULT_API_VERSION = "v1"
 
-_AZURE_KEYS = (
-    "azure_api_version",
-    "azure_resource_name",
-    "azure_base_url",
-    "azure_deployment_name",
-)
 
-
-def _setting(options: Mapping[str, Any], key: str, env: str) -> str | None:
+def _setting(options: Mapping[str, object], key: str, env: str) -> str | None:
     value = options.get(key)
     if isinstance(value, str) and value.strip():
         return value.strip()
@@ -69,7 +68,7 @@ def parse_deployment_map(text: str) -> dict[str, str]:
     return mapping
 
 
-def resolve_deployment(model: Model, options: Mapping[str, Any]) -> str:
+def resolve_deployment(model: Model, options: AzureOpenAIResponsesOptions) -> str:
     """The deployment name sent as ``model``."""
     explicit = options.get("azure_deployment_name")
     if isinstance(explicit, str) and explicit.strip():
@@ -78,7 +77,7 @@ def resolve_deployment(model: Model, options: Mapping[str, Any]) -> str:
     return mapped.get(model.id, model.id)
 
 
-def resolve_base_url(model: Model, options: Mapping[str, Any]) -> str:
+def resolve_base_url(model: Model, options: AzureOpenAIResponsesOptions) -> str:
     """The resource's ``…/openai/v1`` URL, without a trailing slash."""
     base = _setting(options, "azure_base_url", "AZURE_OPENAI_BASE_URL")
     if base is None:
@@ -95,52 +94,46 @@ def resolve_base_url(model: Model, options: Mapping[str, Any]) -> str:
     return base.rstrip("/")
 
 
-def resolve_api_version(options: Mapping[str, Any]) -> str:
+def resolve_api_version(options: AzureOpenAIResponsesOptions) -> str:
     """The ``api-version`` query parameter."""
     return _setting(options, "azure_api_version", "AZURE_OPENAI_API_VERSION") or DEFAULT_API_VERSION
 
 
-def build_payload(model: Model, context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
+def request_body(
+    model: Model, context: Context, options: AzureOpenAIResponsesOptions
+) -> dict[str, Any]:
     """The request body for ``model`` (before the ``on_payload`` hook)."""
-    return base_payload(
-        model,
-        context,
-        options,
-        model_name=resolve_deployment(model, options),
+    return responses_body(model, context, options, model_name=resolve_deployment(model, options))
+
+
+def build_request(
+    model: Model, context: Context, options: AzureOpenAIResponsesOptions
+) -> ProviderRequest:
+    """``POST <resource>/responses?api-version=…`` with the key in the ``api-key`` header."""
+    api_key = resolve_api_key(model, options) or os.environ.get("AZURE_OPENAI_API_KEY")
+    if not api_key:
+        raise ProviderError(
+            "Azure OpenAI API key is required: set AZURE_OPENAI_API_KEY or pass api_key"
+        )
+    url = (
+        f"{resolve_base_url(model, options)}/responses"
+        f"?api-version={quote(resolve_api_version(options), safe='')}"
     )
+    headers = request_headers(model, options, {"api-key": api_key})
+    return ProviderRequest(url, headers, request_body(model, context, options))
 
 
 def stream(
-    model: Model, context: Context, options: Mapping[str, Any] | None = None
+    model: Model, context: Context, options: AzureOpenAIResponsesOptions
 ) -> AssistantMessageEventStream:
     """Stream one response from an Azure OpenAI deployment."""
-    opts: Mapping[str, Any] = options or {}
-
-    async def run(builder: MessageBuilder) -> None:
-        api_key = resolve_api_key(model, opts) or os.environ.get("AZURE_OPENAI_API_KEY")
-        if not api_key:
-            raise ProviderError(
-                "Azure OpenAI API key is required: set AZURE_OPENAI_API_KEY or pass api_key"
-            )
-        url = (
-            f"{resolve_base_url(model, opts)}/responses"
-            f"?api-version={quote(resolve_api_version(opts), safe='')}"
-        )
-        payload = await apply_on_payload(opts, build_payload(model, context, opts), model)
-        headers = request_headers(model, opts, {"api-key": api_key})
-        await stream_responses(builder, opts, url, headers, payload)
-
-    return launch_stream(model, opts, run)
+    return launch_http(model, context, options, build_request, OpenAIResponsesDecoder)
 
 
 def stream_simple(
-    model: Model, context: Context, options: Mapping[str, Any] | None = None
+    model: Model, context: Context, options: AzureOpenAIResponsesSimpleOptions
 ) -> AssistantMessageEventStream:
-    """:func:`stream` with the unified ``reasoning`` level mapped to ``reasoning_effort``.
-
-    The ``azure_*`` options are passed on too: they say where the deployment is.
-    """
-    opts = options or {}
-    simple = simple_reasoning_options(model, opts)
-    simple.update({key: opts[key] for key in _AZURE_KEYS if key in opts})
-    return stream(model, context, simple)
+    """:func:`stream` with the unified ``reasoning`` level mapped to ``reasoning_effort``
+    (the ``azure_*`` options, which say where the deployment is, are passed on)."""
+    out = simple_reasoning_options(model, options)
+    return stream(model, context, cast(AzureOpenAIResponsesOptions, out))
