@@ -6,9 +6,14 @@ Loaded only when one of these names is first used (``tau.ai`` resolves them lazi
 
 from __future__ import annotations
 
-from typing import Any
-
 from tau.ai.providers.anthropic.options import AnthropicOptions, AnthropicSimpleOptions
+from tau.ai.providers.google.options import (
+    GoogleOptions,
+    GoogleSimpleOptions,
+    GoogleThinking,
+    GoogleVertexOptions,
+    GoogleVertexSimpleOptions,
+)
 from tau.ai.providers.mistral.options import MistralOptions, MistralSimpleOptions
 from tau.ai.providers.openai_completions.options import (
     OpenAICompletionsOptions,
@@ -27,6 +32,11 @@ __all__ = [
     "AnthropicSimpleOptions",
     "AzureOpenAIResponsesOptions",
     "AzureOpenAIResponsesSimpleOptions",
+    "GoogleOptions",
+    "GoogleSimpleOptions",
+    "GoogleThinking",
+    "GoogleVertexOptions",
+    "GoogleVertexSimpleOptions",
     "MistralOptions",
     "MistralSimpleOptions",
     "OpenAICompletionsOptions",
@@ -43,12 +53,9 @@ class _Pending(
     OpenAIResponsesOptions,
     AzureOpenAIResponsesOptions,
     MistralOptions,
+    GoogleVertexOptions,
     total=False,
 ):
-    thinking: dict[str, Any]
-    project: str
-    location: str
-    stream_function_call_arguments: bool
     region: str
     profile: str
     thinking_budgets: ThinkingBudgets

@@ -1,10 +1,5 @@
-"""What the Gemini API and Vertex AI share: the request body.
-
-Both serve ``streamGenerateContent?alt=sse`` with the same JSON; only the URL and the
-authentication differ, and those live in :mod:`tau.ai.providers.google` and
-:mod:`tau.ai.providers.google_vertex`.
-
-The stream mapping lives in :mod:`tau.ai.providers.google_stream`.
+"""The request body the Gemini API and Vertex AI share (the URL and the authentication differ,
+and live in :mod:`.gemini` and :mod:`.vertex`).
 
 Deliberate differences from pi-ai in the request, in one place: thinking written by another
 model, and unsigned thinking (Gemini's own thought summaries usually are), is left out of
@@ -14,12 +9,13 @@ Signatures are replayed only to the same provider, api and model.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from tau.ai.errors import ProviderError
+from tau.ai.providers.google.options import GoogleOptions, GoogleSimpleOptions
+from tau.ai.providers.google.schema import to_legacy_schema
 from tau.ai.providers.simple_options import base_options
 from tau.ai.types import (
     AssistantMessage,
@@ -46,7 +42,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _GEMINI3_PRO = re.compile(r"gemini-3(\.\d+)?-pro")
 _GEMINI3_FLASH = re.compile(r"gemini-3(\.\d+)?-flash")
 
-# Gemini 2.5 budgets for minimal/low/medium/high (pi-ai §4.3); others get -1 (dynamic).
+# Gemini 2.5 budgets for minimal/low/medium/high; others get -1 (dynamic).
 _BUDGETS_25_PRO: ThinkingBudgets = {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}
 _BUDGETS_25_FLASH: ThinkingBudgets = {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}
 
@@ -192,103 +188,6 @@ def convert_messages(messages: Sequence[Message], model: Model) -> list[dict[str
 
 # --------------------------------------------------------------------------- tools
 
-# Keywords Gemini's OpenAPI-subset ``Schema`` understands (the legacy ``parameters`` field).
-_LEGACY_KEYS = frozenset(
-    {
-        "type",
-        "format",
-        "title",
-        "description",
-        "nullable",
-        "enum",
-        "maxItems",
-        "minItems",
-        "properties",
-        "required",
-        "minProperties",
-        "maxProperties",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "example",
-        "anyOf",
-        "propertyOrdering",
-        "default",
-        "items",
-        "minimum",
-        "maximum",
-    }
-)
-
-
-def to_legacy_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Rewrite a JSON Schema into the OpenAPI subset of Gemini's legacy ``parameters``.
-
-    Modern requests send the schema untouched as ``parametersJsonSchema``; this path serves
-    models behind Google's API that still need ``parameters``. It inlines local ``$ref``s
-    (a recursive reference becomes an unconstrained object), turns ``const`` into a one-value
-    ``enum``, ``oneOf`` into ``anyOf``, a type list into ``anyOf`` (or ``nullable`` for
-    ``[T, "null"]``), merges ``allOf``, uses ``exclusiveMinimum``/``exclusiveMaximum`` as
-    bounds, and drops every keyword Gemini would reject (``$schema``, ``additionalProperties``,
-    ``patternProperties``, ``not``…).
-    """
-    defs = {**schema.get("definitions", {}), **schema.get("$defs", {})}
-    return _legacy(schema, defs, ())
-
-
-def _legacy(node: Any, defs: Mapping[str, Any], seen: tuple[str, ...]) -> dict[str, Any]:
-    if not isinstance(node, Mapping):
-        return {}
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        name = ref.rsplit("/", 1)[-1]
-        if name in seen or name not in defs:
-            return {"type": "object", "description": f"(recursive reference to {name})"}
-        target = _legacy(defs[name], defs, (*seen, name))
-        extra = {k: v for k, v in node.items() if k != "$ref"}
-        return {**target, **_legacy(extra, defs, seen)} if extra else target
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "properties" and isinstance(value, Mapping):
-            out["properties"] = {k: _legacy(v, defs, seen) for k, v in value.items()}
-        elif key == "items":
-            out["items"] = _legacy(value, defs, seen)
-        elif key in ("anyOf", "oneOf") and isinstance(value, list):
-            out["anyOf"] = [_legacy(v, defs, seen) for v in value]
-        elif key == "allOf" and isinstance(value, list):
-            for sub in value:
-                merged = _legacy(sub, defs, seen)
-                props = {**out.get("properties", {}), **merged.pop("properties", {})}
-                required = [*out.get("required", []), *merged.pop("required", [])]
-                out.update(merged)
-                if props:
-                    out["properties"] = props
-                if required:
-                    out["required"] = list(dict.fromkeys(required))
-        elif key == "const":
-            out["enum"] = [value]
-        elif key == "exclusiveMinimum" and isinstance(value, int | float):
-            out.setdefault("minimum", value)
-        elif key == "exclusiveMaximum" and isinstance(value, int | float):
-            out.setdefault("maximum", value)
-        elif key == "type" and isinstance(value, list):
-            kinds = [t for t in value if t != "null"]
-            if len(kinds) < len(value):
-                out["nullable"] = True
-            if len(kinds) == 1:
-                out["type"] = kinds[0]
-            elif kinds:
-                out["anyOf"] = [{"type": t} for t in kinds]
-        elif key == "examples" and isinstance(value, list) and value:
-            out.setdefault("example", value[0])
-        elif key in _LEGACY_KEYS:
-            out[key] = value
-    if "enum" in out:
-        # Gemini enums are strings only.
-        out["enum"] = [v if isinstance(v, str) else json.dumps(v) for v in out["enum"]]
-        out["type"] = "string"
-    return out
-
 
 def convert_tools(tools: Sequence[Tool] | None, *, legacy: bool = False) -> list[dict[str, Any]]:
     """``tools`` for the request: full JSON Schema as ``parametersJsonSchema``.
@@ -355,7 +254,7 @@ def thinking_config(model: Model, thinking: Mapping[str, Any] | None) -> dict[st
 def simple_thinking(
     model: Model, level: ThinkingLevel | None, budgets: ThinkingBudgets | None
 ) -> dict[str, Any]:
-    """The ``thinking`` option for a unified reasoning level (pi-ai §4.3)."""
+    """The ``thinking`` option for a unified reasoning level."""
     if level is None:
         return {"enabled": False}
     clamped = cast(str, "high" if level == "xhigh" else level)
@@ -378,14 +277,17 @@ def simple_thinking(
 # --------------------------------------------------------------------------- request body
 
 
-def build_body(
-    model: Model,
-    context: Context,
-    options: Mapping[str, Any],
-    contents: list[dict[str, Any]],
-) -> dict[str, Any]:
-    """The JSON body of ``streamGenerateContent`` (REST field names)."""
-    body: dict[str, Any] = {"contents": contents}
+def request_body(model: Model, context: Context, options: GoogleOptions) -> dict[str, Any]:
+    """The JSON body of ``streamGenerateContent`` (REST field names) for ``context``.
+
+    Thinking another model wrote, and unsigned thinking, is left out (the transform's
+    default): Gemini's own thought summaries need not go back, and as text they would read
+    as things the model said.
+    """
+    # Only non-Gemini models behind Google's API take (and need) explicit call ids.
+    normalize = normalize_id_anthropic if requires_tool_call_id(model.id) else None
+    messages = transform_messages(context.messages, model, normalize)
+    body: dict[str, Any] = {"contents": convert_messages(messages, model)}
     if context.system_prompt:
         body["systemInstruction"] = {
             "parts": [{"text": sanitize_surrogates(context.system_prompt)}]
@@ -412,19 +314,6 @@ def build_body(
     return body
 
 
-def build_request(model: Model, context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The request body for ``context``: handoff transform, conversion, configuration.
-
-    Thinking another model wrote, and unsigned thinking, is left out (the transform's
-    default): Gemini's own thought summaries need not go back, and as text they would read
-    as things the model said.
-    """
-    # Only non-Gemini models behind Google's API take (and need) explicit call ids.
-    normalize = normalize_id_anthropic if requires_tool_call_id(model.id) else None
-    messages = transform_messages(context.messages, model, normalize)
-    return build_body(model, context, options, convert_messages(messages, model))
-
-
 _GEMINI_MAJOR = re.compile(r"gemini-(\d+)")
 
 
@@ -441,7 +330,7 @@ def streams_call_arguments(model: Model) -> bool:
     return match is not None and int(match.group(1)) >= 3
 
 
-def simple_options(model: Model, options: Mapping[str, Any]) -> dict[str, Any]:
+def simple_options(model: Model, options: GoogleSimpleOptions) -> dict[str, Any]:
     """``stream_simple`` options: the base ones, ``thinking`` for the reasoning level, and
     streamed call arguments where the model has them (see :func:`streams_call_arguments`)."""
     out = base_options(model, options)

@@ -1,7 +1,7 @@
 """``google-vertex``: Gemini on Vertex AI.
 
-The body and stream are those of the Gemini API (:mod:`tau.ai.providers.google_shared`,
-:mod:`tau.ai.providers.google_stream`); this module finds the endpoint and the credentials:
+The body and stream are those of the Gemini API (:mod:`.request`, :mod:`.decoder`); this
+module finds the endpoint and the credentials:
 
 * With an API key (the ``api_key`` option or ``GOOGLE_CLOUD_API_KEY``) it is sent as
   ``x-goog-api-key``: to the project's endpoint when a project and location are known,
@@ -25,17 +25,30 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
-from tau.ai.builder import MessageBuilder, launch_stream
+from tau.ai.adapter import ProviderRequest, launch_http
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.headers import request_headers
-from tau.ai.providers import google_shared as shared
-from tau.ai.providers import google_stream
+from tau.ai.providers.google.decoder import GoogleDecoder
+from tau.ai.providers.google.options import GoogleVertexOptions, GoogleVertexSimpleOptions
+from tau.ai.providers.google.request import request_body, simple_options
 from tau.ai.types import Context, Model
+
+__all__ = [
+    "OPTIONS",
+    "SIMPLE_OPTIONS",
+    "adc_token",
+    "build_request",
+    "stream",
+    "stream_simple",
+    "stream_url",
+]
+
+OPTIONS = GoogleVertexOptions
+SIMPLE_OPTIONS = GoogleVertexSimpleOptions
 
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
 _EXTRA_HINT = "pip install 'tau[vertex]'"
@@ -49,7 +62,7 @@ def _env(*names: str) -> str | None:
     return None
 
 
-def api_key(options: Mapping[str, Any]) -> str | None:
+def api_key(options: GoogleVertexOptions) -> str | None:
     """A Vertex API key, never the ``<authenticated>`` marker of an environment lookup."""
     key = options.get("api_key")
     if key and key != AUTHENTICATED:
@@ -57,12 +70,12 @@ def api_key(options: Mapping[str, Any]) -> str | None:
     return _env("GOOGLE_CLOUD_API_KEY")
 
 
-def resolve_project(options: Mapping[str, Any]) -> str | None:
+def resolve_project(options: GoogleVertexOptions) -> str | None:
     """The ``project`` option, else ``GOOGLE_CLOUD_PROJECT`` / ``GCLOUD_PROJECT``."""
     return options.get("project") or _env("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT")
 
 
-def resolve_location(options: Mapping[str, Any]) -> str | None:
+def resolve_location(options: GoogleVertexOptions) -> str | None:
     """The ``location`` option, else ``GOOGLE_CLOUD_LOCATION``."""
     return options.get("location") or _env("GOOGLE_CLOUD_LOCATION")
 
@@ -141,40 +154,51 @@ async def adc_token() -> tuple[str, str | None]:
     return await asyncio.to_thread(_token)
 
 
+def build_request(model: Model, context: Context, options: GoogleVertexOptions) -> ProviderRequest:
+    """The streaming request. With an API key it is complete; without one, :func:`stream`
+    completes it with Application Default Credentials (which may also name the project)."""
+    key = api_key(options)
+    auth = {"x-goog-api-key": key} if key else None
+    return ProviderRequest(
+        stream_url(model, resolve_project(options), resolve_location(options)),
+        request_headers(model, options, auth),
+        request_body(model, context, options),
+    )
+
+
 def stream(
-    model: Model, context: Context, options: Mapping[str, Any]
+    model: Model, context: Context, options: GoogleVertexOptions
 ) -> AssistantMessageEventStream:
     """Stream one Gemini response from Vertex AI; see the module docstring for auth."""
 
-    async def run(builder: MessageBuilder) -> None:
-        project = resolve_project(options)
+    async def authorize(request: ProviderRequest, body: bytes) -> ProviderRequest:
+        if api_key(options):
+            return request
+        token, adc_project = await adc_token()
+        project = resolve_project(options) or adc_project
+        if not project:
+            raise ProviderError(
+                "Vertex AI needs a project: pass project= or set GOOGLE_CLOUD_PROJECT"
+            )
         location = resolve_location(options)
-        key = api_key(options)
-        if key:
-            auth = {"x-goog-api-key": key}
-        else:
-            token, adc_project = await adc_token()
-            project = project or adc_project
-            if not project:
-                raise ProviderError(
-                    "Vertex AI needs a project: pass project= or set GOOGLE_CLOUD_PROJECT"
-                )
-            if not location:
-                raise ProviderError(
-                    "Vertex AI needs a location: pass location= or set GOOGLE_CLOUD_LOCATION "
-                    "(for example us-central1 or global)"
-                )
-            auth = {"Authorization": f"Bearer {token}"}
-        headers = request_headers(model, options, auth)
-        body = shared.build_request(model, context, options)
-        url = stream_url(model, project, location)
-        await google_stream.run_stream(builder, url, headers, body, options)
+        if not location:
+            raise ProviderError(
+                "Vertex AI needs a location: pass location= or set GOOGLE_CLOUD_LOCATION "
+                "(for example us-central1 or global)"
+            )
+        auth = {"authorization": f"Bearer {token}"}
+        return ProviderRequest(
+            stream_url(model, project, location),
+            request_headers(model, options, auth),
+            request.body,
+        )
 
-    return launch_stream(model, options, run)
+    return launch_http(model, context, options, build_request, GoogleDecoder, authorize=authorize)
 
 
 def stream_simple(
-    model: Model, context: Context, options: Mapping[str, Any]
+    model: Model, context: Context, options: GoogleVertexSimpleOptions
 ) -> AssistantMessageEventStream:
-    """:func:`stream` with the unified ``reasoning`` level mapped to Gemini thinking."""
-    return stream(model, context, shared.simple_options(model, options))
+    """:func:`stream` with the unified ``reasoning`` level mapped to Gemini thinking
+    (``project`` and ``location`` are passed on)."""
+    return stream(model, context, cast(GoogleVertexOptions, simple_options(model, options)))

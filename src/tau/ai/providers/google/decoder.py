@@ -1,7 +1,4 @@
-"""What the Gemini API and Vertex AI share: the stream mapping.
-
-Both serve ``streamGenerateContent?alt=sse`` with the same JSON (the request side is in
-:mod:`tau.ai.providers.google_shared`).
+"""Decoding Gemini's response chunks into :class:`~tau.ai.builder.MessageBuilder` calls.
 
 Deliberate differences from pi-ai, in one place:
 
@@ -24,11 +21,10 @@ import itertools
 import json
 import time
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import jiter
 
-from tau.ai.adapter import apply_on_payload
 from tau.ai.builder import MessageBuilder
 from tau.ai.errors import ProviderError
 from tau.ai.types import StopReason, TextContent, ThinkingContent, ToolCall, Usage
@@ -59,7 +55,7 @@ def apply_usage(usage: Usage, meta: Mapping[str, Any]) -> None:
 _call_ids = itertools.count(1)
 
 
-class GoogleStreamMapper:
+class GoogleDecoder:
     """Turns the parsed JSON chunks of one response into builder calls.
 
     Text parts grow the open block of their kind (thought or not); a change of kind closes
@@ -77,20 +73,35 @@ class GoogleStreamMapper:
     without a name never creates a call.
     """
 
-    __slots__ = ("_block", "_builder", "_call", "_finish", "_ids", "_kind", "_writer")
+    __slots__ = ("_builder", "_call", "_finish", "_ids", "_writer")
 
     def __init__(self, builder: MessageBuilder) -> None:
         self._builder = builder
-        self._block: int | None = None
-        self._kind: str | None = None  # "text" or "thinking"
         self._ids: set[str] = set()
         self._finish: str | None = None
-        # The call whose arguments are streaming, and the writer of their JSON text.
-        self._call: int | None = None
+        # The call whose arguments are streaming (its id, the builder key), and the writer of
+        # their JSON text.
+        self._call: str | None = None
         self._writer: PathJsonWriter | None = None
 
-    def feed(self, chunk: Mapping[str, Any]) -> None:
-        """Apply one streamed ``GenerateContentResponse``."""
+    def feed(self, data: str, event: str = "message") -> bool:
+        """Decode one SSE ``data`` payload (a ``GenerateContentResponse``) and apply it."""
+        if not data:
+            return True
+        try:
+            # jiter: about 3x faster than json here, and this runs once per chunk.
+            chunk = jiter.from_json(data.encode())
+        except ValueError:
+            raise ProviderError(
+                f"Google sent malformed JSON in the stream: {data[:200]!r}"
+            ) from None
+        if not isinstance(chunk, dict):
+            raise ProviderError(f"Google sent an unexpected stream event: {data[:200]!r}")
+        self.apply(chunk)
+        return True
+
+    def apply(self, chunk: Mapping[str, Any]) -> None:
+        """Apply one decoded ``GenerateContentResponse``."""
         error = chunk.get("error")
         if error is not None:
             message = error.get("message") if isinstance(error, Mapping) else None
@@ -128,28 +139,21 @@ class GoogleStreamMapper:
         signature = part.get("thoughtSignature") or None
         text = part.get("text")
         if text is not None:
-            kind = "thinking" if part.get("thought") is True else "text"
-            if kind != self._kind or self._block is None:
-                if not text:
-                    # Nothing to show and no block of this kind to carry a signature.
+            current = builder.block(None)
+            if part.get("thought") is True:
+                if isinstance(current, ThinkingContent):
+                    if signature:
+                        current.thinking_signature = signature
+                elif not text:
+                    return  # nothing to show, and no block of this kind to carry a signature
+                builder.thinking(None, text, signature=signature)
+            else:
+                if isinstance(current, TextContent):
+                    if signature:
+                        current.text_signature = signature
+                elif not text:
                     return
-                self._close()
-                if kind == "thinking":
-                    self._block = builder.open_thinking(signature)
-                else:
-                    self._block = builder.open_text(signature)
-                self._kind = kind
-            elif signature:
-                block = builder.message.content[self._block]
-                if kind == "thinking":
-                    cast(ThinkingContent, block).thinking_signature = signature
-                else:
-                    cast(TextContent, block).text_signature = signature
-            if text:
-                if kind == "thinking":
-                    builder.thinking_delta(self._block, text)
-                else:
-                    builder.text_delta(self._block, text)
+                builder.text(None, text, signature=signature)
             return
         call = part.get("functionCall")
         if isinstance(call, Mapping):
@@ -161,7 +165,7 @@ class GoogleStreamMapper:
         builder = self._builder
         name = call.get("name")
         if name and isinstance(name, str):
-            self._close()
+            builder.close(None)
             if self._call is not None:
                 self._end_call_before(name)
             id = call.get("id")
@@ -172,7 +176,8 @@ class GoogleStreamMapper:
             if isinstance(args, dict):
                 builder.tool_call(id, id=id, name=name, arguments=args, thought_signature=signature)
                 return
-            self._call = builder.open_tool_call(id, name, thought_signature=signature)
+            builder.tool_call(id, id=id, name=name, thought_signature=signature)
+            self._call = id
             self._writer = PathJsonWriter()
         elif self._call is None:
             if call.get("partialArgs") or call.get("args"):
@@ -182,9 +187,9 @@ class GoogleStreamMapper:
                 )
             return  # an end marker with nothing open
         elif signature:
-            block = builder.message.content[self._call]
-            assert isinstance(block, ToolCall)
-            block.thought_signature = signature
+            block = builder.block(self._call)
+            if isinstance(block, ToolCall):
+                block.thought_signature = signature
         more = call.get("willContinue") is True
         values = call.get("partialArgs")
         if values:
@@ -194,9 +199,9 @@ class GoogleStreamMapper:
 
     def _arguments(self, values: Any) -> bool:
         """Append streamed argument values; True if one says more follows for its path."""
-        index = self._call
+        key = self._call
         writer = self._writer
-        assert index is not None and writer is not None
+        assert key is not None and writer is not None
         if not isinstance(values, list):
             raise self._bad_arguments(f"partialArgs is not a list: {values!r}"[:200])
         more = False
@@ -229,13 +234,11 @@ class GoogleStreamMapper:
                 pieces.append(writer.add(path, scalar, more=continues))
             except JsonPathError as exc:
                 raise self._bad_arguments(str(exc)) from None
-        if pieces:
-            self._builder.tool_call_delta(index, "".join(pieces))
+        self._builder.tool_call(key, args_delta="".join(pieces))
         return more
 
     def _bad_arguments(self, problem: str) -> ProviderError:
-        assert self._call is not None
-        block = self._builder.message.content[self._call]
+        block = self._builder.block(self._call)
         assert isinstance(block, ToolCall)
         return ProviderError(
             f"Gemini streamed the arguments of tool call {block.name!r} (id {block.id!r}) in a "
@@ -243,13 +246,13 @@ class GoogleStreamMapper:
         )
 
     def _end_call(self) -> None:
-        index = self._call
+        key = self._call
         writer = self._writer
-        assert index is not None and writer is not None
+        assert key is not None and writer is not None
         self._call = None
         self._writer = None
-        self._builder.tool_call_delta(index, writer.close())
-        self._builder.close_tool_call(index)
+        self._builder.tool_call(key, args_delta=writer.close())
+        self._builder.close(key)
 
     def _end_call_before(self, name: str) -> None:
         """A new call begins while one streams: that ends it, unless a string was cut."""
@@ -261,16 +264,10 @@ class GoogleStreamMapper:
             )
         self._end_call()
 
-    def _close(self) -> None:
-        if self._block is not None:
-            self._builder.close_block(self._block)
-            self._block = None
-            self._kind = None
-
     def finish(self) -> None:
         """The body ended: close the open blocks and settle the stop reason."""
-        self._close()
         builder = self._builder
+        builder.close(None)
         message = builder.message
         if self._finish is None:
             raise ProviderError("Google stream ended before a finish reason (truncated response)")
@@ -287,33 +284,3 @@ class GoogleStreamMapper:
         message.stop_reason = reason
         if reason == "error" and not message.error_message:
             message.error_message = f"Gemini stopped with {self._finish}"
-
-
-async def run_stream(
-    builder: MessageBuilder,
-    url: str,
-    headers: Mapping[str, str],
-    body: dict[str, Any],
-    options: Mapping[str, Any],
-) -> None:
-    """POST ``body`` to a ``streamGenerateContent?alt=sse`` URL and map the response."""
-    from tau.ai.http import open_stream
-
-    body = await apply_on_payload(options, body, builder.model)
-    mapper = GoogleStreamMapper(builder)
-    async with open_stream(options, "POST", url, headers=headers, json=body) as response:
-        async for event in response:
-            data = event.data
-            if not data:
-                continue
-            try:
-                # jiter: about 3x faster than json here, and this runs once per chunk.
-                chunk = jiter.from_json(data.encode())
-            except ValueError:
-                raise ProviderError(
-                    f"Google sent malformed JSON in the stream: {data[:200]!r}"
-                ) from None
-            if not isinstance(chunk, dict):
-                raise ProviderError(f"Google sent an unexpected stream event: {data[:200]!r}")
-            mapper.feed(chunk)
-    mapper.finish()
