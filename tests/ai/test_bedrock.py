@@ -15,7 +15,8 @@ from botocore.session import get_session
 from botocore.validate import ParamValidator
 
 from tau.ai import Context, UserMessage, stream, stream_simple
-from tau.ai.providers import bedrock
+from tau.ai.providers.bedrock import auth as bedrock_auth
+from tau.ai.providers.bedrock import request as bedrock
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -125,7 +126,7 @@ def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setattr(bedrock, "_sessions", {})
+    monkeypatch.setattr(bedrock_auth, "_sessions", {})
 
 
 async def run(
@@ -191,7 +192,7 @@ def history(m: Model) -> Context:
 
 def test_claude_body_blocks_merging_and_cache_points() -> None:
     m = model()
-    body = bedrock.build_request(m, history(m), {"max_tokens": 100, "temperature": 0.3})
+    body = bedrock.request_body(m, history(m), {"max_tokens": 100, "temperature": 0.3})
     validate(body)
     assert body["system"] == [{"text": "Be brief."}, {"cachePoint": {"type": "default"}}]
     # Converse wants roles to alternate: the closing user text joins the tool results.
@@ -247,7 +248,7 @@ def test_roles_alternate_when_an_aborted_turn_is_left_out() -> None:
             UserMessage("three"),
         ]
     )
-    body = bedrock.build_request(m, context, {"cache_retention": "none"})
+    body = bedrock.request_body(m, context, {"cache_retention": "none"})
     validate(body)
     assert [(msg["role"], msg["content"]) for msg in body["messages"]] == [
         ("user", [{"text": "one"}]),
@@ -284,7 +285,7 @@ def test_handoff_from_another_provider() -> None:
         stop_reason="toolUse",
     )
     history = [UserMessage("q"), foreign, ToolResultMessage("call|a+/=", "get", [TextContent("r")])]
-    body = bedrock.build_request(m, Context(history), {"cache_retention": "none"})
+    body = bedrock.request_body(m, Context(history), {"cache_retention": "none"})
     validate(body)
     assert body["messages"][1]["content"] == [
         {"text": "calling"},
@@ -295,7 +296,7 @@ def test_handoff_from_another_provider() -> None:
 
 def test_non_claude_models_get_no_signature_and_no_cache_points() -> None:
     m = model("amazon.nova-pro-v1:0")
-    body = bedrock.build_request(m, history(m), {"cache_retention": "long"})
+    body = bedrock.request_body(m, history(m), {"cache_retention": "long"})
     validate(body, m.id)
     assert "cachePoint" not in json.dumps(body)
     assert body["messages"][1]["content"][0] == {
@@ -305,11 +306,11 @@ def test_non_claude_models_get_no_signature_and_no_cache_points() -> None:
 
 def test_long_retention_and_none() -> None:
     m = model()
-    long = bedrock.build_request(m, history(m), {"cache_retention": "long"})
+    long = bedrock.request_body(m, history(m), {"cache_retention": "long"})
     assert long["system"][1] == {"cachePoint": {"type": "default", "ttl": "1h"}}
     validate(long)
     assert "cachePoint" not in json.dumps(
-        bedrock.build_request(m, history(m), {"cache_retention": "none"})
+        bedrock.request_body(m, history(m), {"cache_retention": "none"})
     )
 
 
@@ -323,15 +324,15 @@ def test_long_retention_and_none() -> None:
 )
 def test_tool_choice(choice: Any, expected: dict[str, Any]) -> None:
     m = model()
-    body = bedrock.build_request(m, history(m), {"tool_choice": choice})
+    body = bedrock.request_body(m, history(m), {"tool_choice": choice})
     assert body["toolConfig"]["toolChoice"] == expected
     validate(body)
-    assert "toolConfig" not in bedrock.build_request(m, history(m), {"tool_choice": "none"})
+    assert "toolConfig" not in bedrock.request_body(m, history(m), {"tool_choice": "none"})
 
 
 def test_reasoning_fields_budget_adaptive_and_non_claude() -> None:
     m = model()
-    body = bedrock.build_request(m, history(m), {"reasoning": "medium", "temperature": 1.0})
+    body = bedrock.request_body(m, history(m), {"reasoning": "medium", "temperature": 1.0})
     assert body["additionalModelRequestFields"] == {
         "thinking": {"type": "enabled", "budget_tokens": 8192},
         "anthropic_beta": ["interleaved-thinking-2025-05-14"],
@@ -339,14 +340,14 @@ def test_reasoning_fields_budget_adaptive_and_non_claude() -> None:
     assert "temperature" not in body.get("inferenceConfig", {})
     validate(body)
     opus = model("global.anthropic.claude-opus-4-6-v1")
-    assert bedrock.build_request(opus, history(opus), {"reasoning": "xhigh"})["additionalModelRequestFields"] == {
+    assert bedrock.request_body(opus, history(opus), {"reasoning": "xhigh"})["additionalModelRequestFields"] == {
         "thinking": {"type": "adaptive"}, "output_config": {"effort": "max"}
     }  # fmt: skip
     nova = model("amazon.nova-pro-v1:0")
-    assert "additionalModelRequestFields" not in bedrock.build_request(
+    assert "additionalModelRequestFields" not in bedrock.request_body(
         nova, history(nova), {"reasoning": "high"}
     )
-    no_interleave = bedrock.build_request(
+    no_interleave = bedrock.request_body(
         m, history(m), {"reasoning": "low", "interleaved_thinking": False}
     )
     assert "anthropic_beta" not in no_interleave["additionalModelRequestFields"]
@@ -355,7 +356,7 @@ def test_reasoning_fields_budget_adaptive_and_non_claude() -> None:
 def test_unknown_image_type_is_an_error() -> None:
     m = model()
     with pytest.raises(Exception, match="Unknown image type"):
-        bedrock.build_request(m, Context([UserMessage([ImageContent("x", "image/bmp")])]), {})
+        bedrock.request_body(m, Context([UserMessage([ImageContent("x", "image/bmp")])]), {})
 
 
 def test_endpoint_and_region(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -364,17 +365,17 @@ def test_endpoint_and_region(monkeypatch: pytest.MonkeyPatch) -> None:
         bedrock.endpoint_url(m, "eu-west-1")
         == f"https://bedrock-runtime.eu-west-1.amazonaws.com/model/{CLAUDE.replace(':', '%3A')}/converse-stream"
     )
-    assert bedrock.resolve_region({}) == "us-east-1"
+    assert bedrock_auth.resolve_region({}) == "us-east-1"
     monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
-    assert bedrock.resolve_region({}) == "ap-south-1"
+    assert bedrock_auth.resolve_region({}) == "ap-south-1"
     monkeypatch.setenv("AWS_REGION", "eu-central-1")
-    assert bedrock.resolve_region({}) == "eu-central-1"
-    assert bedrock.resolve_region({"region": "us-west-2"}) == "us-west-2"
+    assert bedrock_auth.resolve_region({}) == "eu-central-1"
+    assert bedrock_auth.resolve_region({"region": "us-west-2"}) == "us-west-2"
 
 
 def test_region_from_profile(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     (tmp_path / "config").write_text("[profile work]\nregion = eu-north-1\n")
-    assert bedrock.resolve_region({"profile": "work"}) == "eu-north-1"
+    assert bedrock_auth.resolve_region({"profile": "work"}) == "eu-north-1"
 
 
 async def test_stream_simple_adjusts_max_tokens_for_the_budget() -> None:
@@ -649,7 +650,8 @@ async def test_missing_botocore_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(registry, "_registry", {})
     for name in [n for n in sys.modules if n == "botocore" or n.startswith("botocore.")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.delitem(sys.modules, "tau.ai.providers.bedrock")
+    for name in [n for n in sys.modules if n.startswith("tau.ai.providers.bedrock")]:
+        monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "botocore", None)
     msg = await stream(model(), Context([UserMessage("hi")])).result()
     assert msg.stop_reason == "error"

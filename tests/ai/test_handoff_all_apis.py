@@ -29,7 +29,7 @@ import pytest
 
 from tau.ai import Context, Model, UserMessage, stream
 from tau.ai.catalog import get_model
-from tau.ai.providers import bedrock
+from tau.ai.providers.bedrock import auth as bedrock
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,

@@ -7,6 +7,7 @@ Loaded only when one of these names is first used (``tau.ai`` resolves them lazi
 from __future__ import annotations
 
 from tau.ai.providers.anthropic.options import AnthropicOptions, AnthropicSimpleOptions
+from tau.ai.providers.bedrock.options import BedrockOptions, BedrockSimpleOptions
 from tau.ai.providers.google.options import (
     GoogleOptions,
     GoogleSimpleOptions,
@@ -25,13 +26,14 @@ from tau.ai.providers.openai_responses.options import (
     OpenAIResponsesOptions,
     OpenAIResponsesSimpleOptions,
 )
-from tau.ai.types import ThinkingBudgets, ThinkingLevel
 
 __all__ = [
     "AnthropicOptions",
     "AnthropicSimpleOptions",
     "AzureOpenAIResponsesOptions",
     "AzureOpenAIResponsesSimpleOptions",
+    "BedrockOptions",
+    "BedrockSimpleOptions",
     "GoogleOptions",
     "GoogleSimpleOptions",
     "GoogleThinking",
@@ -47,22 +49,16 @@ __all__ = [
 ]
 
 
-class _Pending(
+class ProviderStreamOptions(
     AnthropicOptions,
     OpenAICompletionsOptions,
     OpenAIResponsesOptions,
     AzureOpenAIResponsesOptions,
-    MistralOptions,
     GoogleVertexOptions,
+    MistralOptions,
+    BedrockOptions,
     total=False,
 ):
-    region: str
-    profile: str
-    thinking_budgets: ThinkingBudgets
-    reasoning: ThinkingLevel
-
-
-class ProviderStreamOptions(_Pending, total=False):
     """Every option any built-in adapter takes (for typing :func:`tau.ai.stream`'s keywords).
 
     Each adapter accepts only its own (``AnthropicOptions``…); this union is what a caller

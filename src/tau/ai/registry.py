@@ -70,7 +70,7 @@ _BUILTIN: dict[str, tuple[str, str | None]] = {
     "google-generative-ai": ("tau.ai.providers.google.gemini", None),
     "google-vertex": ("tau.ai.providers.google.vertex", "vertex"),
     "mistral-conversations": ("tau.ai.providers.mistral.adapter", None),
-    "bedrock-converse-stream": ("tau.ai.providers.bedrock", "bedrock"),
+    "bedrock-converse-stream": ("tau.ai.providers.bedrock.adapter", "bedrock"),
     "llama-cpp": ("tau.ai.providers.llama_cpp", "local"),
     "faux": ("tau.ai.providers.faux", None),
 }
