@@ -71,7 +71,7 @@ _BUILTIN: dict[str, tuple[str, str | None]] = {
     "google-vertex": ("tau.ai.providers.google.vertex", "vertex"),
     "mistral-conversations": ("tau.ai.providers.mistral.adapter", None),
     "bedrock-converse-stream": ("tau.ai.providers.bedrock.adapter", "bedrock"),
-    "llama-cpp": ("tau.ai.providers.llama_cpp", "local"),
+    "llama-cpp": ("tau.ai.providers.llama_cpp.adapter", "local"),
     "faux": ("tau.ai.providers.faux", None),
 }
 
@@ -128,8 +128,8 @@ def get_api_provider(api: str) -> ApiProvider | None:
         module.stream,
         module.stream_simple,
         "builtin",
-        getattr(module, "OPTIONS", None),
-        getattr(module, "SIMPLE_OPTIONS", None),
+        module.OPTIONS,
+        module.SIMPLE_OPTIONS,
     )
     _registry[api] = provider
     return provider
