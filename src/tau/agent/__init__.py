@@ -5,7 +5,6 @@
 * :class:`Agent` — the stateful agent: transcript, queues, listeners, one run at a time.
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
-* :func:`stream_proxy` — an LLM call through a tau proxy server (``tau.agent.proxy_server``).
 * :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
   tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
@@ -44,7 +43,6 @@ from tau.agent.messages import (
     registered_message_types,
     unregister_message_type,
 )
-from tau.agent.proxy import stream_proxy
 from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,
@@ -119,7 +117,6 @@ __all__ = [
     "registered_message_types",
     "run_agent_loop",
     "run_agent_loop_continue",
-    "stream_proxy",
     "tool_from_function",
     "unregister_message_type",
 ]

@@ -8,6 +8,15 @@ resolved on first use too, so naming one does not load its adapter either.
 from typing import TYPE_CHECKING, Any
 
 from tau.ai.abort import AbortController, AbortedError, AbortSignal
+from tau.ai.adapter import (
+    EventDecoder,
+    FrameDecoder,
+    ProviderRequest,
+    apply_on_payload,
+    launch_http,
+    run_http_adapter,
+    run_http_frames,
+)
 from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.catalog import get_model, get_models, get_providers, models_are_equal
 from tau.ai.entry import (
@@ -50,10 +59,12 @@ from tau.ai.serialization import (
     dump_context,
     dump_message,
     dump_model,
+    dump_usage,
     from_json,
     load_context,
     load_message,
     load_model,
+    load_usage,
     to_json,
 )
 from tau.ai.types import (
@@ -115,8 +126,10 @@ __all__ = [
     "Context",
     "DoneEvent",
     "ErrorEvent",
+    "EventDecoder",
     "EventStream",
     "ForeignThinking",
+    "FrameDecoder",
     "GoogleOptions",
     "GoogleSimpleOptions",
     "GoogleThinking",
@@ -137,6 +150,7 @@ __all__ = [
     "OpenAIResponsesOptions",
     "OpenAIResponsesSimpleOptions",
     "ProviderError",
+    "ProviderRequest",
     "ProviderStreamOptions",
     "SerializationError",
     "SimpleStreamOptions",
@@ -167,6 +181,7 @@ __all__ = [
     "Usage",
     "UsageCost",
     "UserMessage",
+    "apply_on_payload",
     "calculate_cost",
     "complete",
     "complete_simple",
@@ -174,6 +189,7 @@ __all__ = [
     "dump_context",
     "dump_message",
     "dump_model",
+    "dump_usage",
     "from_json",
     "get_api_provider",
     "get_api_providers",
@@ -182,10 +198,12 @@ __all__ = [
     "get_models",
     "get_providers",
     "is_context_overflow",
+    "launch_http",
     "launch_stream",
     "load_context",
     "load_message",
     "load_model",
+    "load_usage",
     "models_are_equal",
     "normalize_id_anthropic",
     "normalize_id_openai_completions",
@@ -193,6 +211,8 @@ __all__ = [
     "overflow_patterns",
     "parse_streaming_json",
     "register_api_provider",
+    "run_http_adapter",
+    "run_http_frames",
     "sanitize_surrogates",
     "short_hash",
     "stream",

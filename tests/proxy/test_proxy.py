@@ -15,8 +15,7 @@ import pytest
 pytest.importorskip("starlette")
 uvicorn = pytest.importorskip("uvicorn")
 
-from tau.agent import Agent, AgentTool, stream_proxy  # noqa: E402
-from tau.agent.proxy_server import create_proxy_app, main  # noqa: E402
+from tau.agent import Agent, AgentTool  # noqa: E402
 from tau.ai import (  # noqa: E402
     AbortController,
     AssistantMessage,
@@ -36,6 +35,8 @@ from tau.ai.providers.faux import (  # noqa: E402
     thinking,
     tool_call,
 )
+from tau.proxy import stream_proxy  # noqa: E402
+from tau.proxy.server import create_proxy_app, main  # noqa: E402
 
 TOKEN = "test-token-123"
 

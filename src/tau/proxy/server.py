@@ -2,14 +2,14 @@
 
 Needs the ``[server]`` extra (Starlette and uvicorn). Start it with one command::
 
-    TAU_PROXY_TOKEN=s3cret python -m tau.agent.proxy_server --port 8787 \\
+    TAU_PROXY_TOKEN=s3cret python -m tau.proxy --port 8787 \\
         --model anthropic/claude-sonnet-4-5 --model openai/gpt-5-mini
 
 (``--token`` works too, but a token on the command line is visible to other local users.)
-Clients use :func:`tau.agent.stream_proxy` with the same token. Or mount the ASGI app from
+Clients use :func:`tau.proxy.stream_proxy` with the same token. Or mount the ASGI app from
 :func:`create_proxy_app` in your own server.
 
-One endpoint, ``POST /api/stream`` (wire format in :mod:`tau.agent.proxy`). Checks, in order,
+One endpoint, ``POST /api/stream`` (wire format in :mod:`tau.proxy.client`). Checks, in order,
 before anything is streamed:
 
 * ``401`` unless ``Authorization: Bearer <token>`` matches (compared in constant time; the
@@ -33,8 +33,8 @@ import hmac
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeAlias
 
 try:
     from starlette.applications import Starlette
@@ -43,17 +43,29 @@ try:
     from starlette.routing import Route
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
-        "tau.agent.proxy_server needs the [server] extra: pip install 'tau[server]'"
+        "tau.proxy.server needs the [server] extra: pip install 'tau[server]'"
     ) from exc
 
 import jiter
 
-from tau.agent.proxy import encode_proxy_event
-from tau.agent.types import StreamFn
-from tau.ai.serialization import SerializationError, load_context, load_model
-from tau.ai.types import Model
+from tau.ai import (
+    AssistantMessageEventStream,
+    Model,
+    SerializationError,
+    get_model,
+    load_context,
+    load_model,
+    stream_simple,
+)
+from tau.proxy.client import encode_proxy_event
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "create_proxy_app", "main"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "StreamFn", "create_proxy_app", "main"]
+
+StreamFn: TypeAlias = Callable[
+    ..., "AssistantMessageEventStream | Awaitable[AssistantMessageEventStream]"
+]
+"""What serves a request: ``(model, context, **options) -> stream`` (or an awaitable of one),
+like :func:`tau.ai.stream_simple`, the default."""
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 _LEVELS = ("minimal", "low", "medium", "high", "xhigh")
@@ -145,11 +157,7 @@ def create_proxy_app(
     allowed = {(m.provider, m.id): m for m in models}
     expected = f"Bearer {token}".encode()
     extra = dict(stream_options or {})
-    if stream_fn is None:
-        from tau.ai.entry import stream_simple
-
-        stream_fn = stream_simple
-    call: StreamFn = stream_fn
+    call: StreamFn = stream_fn or stream_simple
 
     async def stream_endpoint(request: Request) -> Response:
         given = request.headers.get("authorization", "").encode()
@@ -202,8 +210,6 @@ async def _sse(stream: Any) -> AsyncIterator[bytes]:
 
 
 def _resolve_models(specs: Sequence[str], models_file: str | None) -> list[Model]:
-    from tau.ai.catalog import get_model
-
     models: list[Model] = []
     for spec in specs:
         provider, sep, model_id = spec.partition("/")
@@ -222,9 +228,9 @@ def _resolve_models(specs: Sequence[str], models_file: str | None) -> list[Model
 
 
 def main(argv: Sequence[str] | None = None, *, serve: Callable[..., Any] | None = None) -> int:
-    """``python -m tau.agent.proxy_server``: parse the arguments and serve until stopped."""
+    """``python -m tau.proxy``: parse the arguments and serve until stopped."""
     parser = argparse.ArgumentParser(
-        prog="python -m tau.agent.proxy_server",
+        prog="python -m tau.proxy",
         description="Serve tau.ai stream_simple over HTTP+SSE with bearer-token auth.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (127.0.0.1)")
