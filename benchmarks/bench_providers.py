@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 import httpx2  # noqa: E402
+from tests.factories import bedrock_event, sse  # noqa: E402
 
 from tau.ai import Context, Model, Tool, UserMessage, stream  # noqa: E402
 from tau.ai.types import ModelCost  # noqa: E402
@@ -102,11 +103,6 @@ async def consume(model: Model, context: Context) -> None:
 # --------------------------------------------------------------------------- anthropic
 
 
-def _sse(event: dict[str, Any]) -> bytes:
-    data = json.dumps(event, separators=(",", ":"))
-    return f"event: {event['type']}\ndata: {data}\n\n".encode()
-
-
 def _anthropic_events(block: list[dict[str, Any]], stop: str) -> list[bytes]:
     usage = {"input_tokens": 1200, "output_tokens": 1, "cache_read_input_tokens": 0}
     events = [
@@ -116,7 +112,7 @@ def _anthropic_events(block: list[dict[str, Any]], stop: str) -> list[bytes]:
         {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 900}},
         {"type": "message_stop"},
     ]
-    return [_sse(e) for e in events]
+    return [sse(e) for e in events]
 
 
 def _anthropic_model(base_url: str) -> Model:
@@ -218,7 +214,7 @@ def _responses_events(
             "response": {**response, "status": "completed", "usage": usage},
         },
     ]
-    return [_sse(e) for e in events]
+    return [sse(e) for e in events]
 
 
 def _azure_model(base_url: str) -> Model:
@@ -348,7 +344,7 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         "usage": None,
         "obfuscation": "auU6fTns",
     }
-    return f"data: {json.dumps(chunk, separators=(',', ':'))}\n\n".encode()
+    return sse(chunk)
 
 
 def _openai_events(first: dict[str, Any], deltas: list[dict[str, Any]], stop: str) -> list[bytes]:
@@ -364,8 +360,8 @@ def _openai_events(first: dict[str, Any], deltas: list[dict[str, Any]], stop: st
         _chunk(first),
         *(_chunk(d) for d in deltas),
         _chunk({}, stop),
-        f"data: {json.dumps(tail, separators=(',', ':'))}\n\n".encode(),
-        b"data: [DONE]\n\n",
+        sse(tail),
+        sse("[DONE]"),
     ]
 
 
@@ -423,7 +419,7 @@ def mistral_text_case() -> Case:
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
             **extra,
         }
-        return f"data: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+        return sse(data)
 
     usage = {"prompt_tokens": 1200, "total_tokens": 2100, "completion_tokens": 900}
     events = [
@@ -456,7 +452,7 @@ def _google_chunk(parts: list[dict[str, Any]], i: int, finish: str | None = None
         candidate["finishReason"] = finish
     usage = {"promptTokenCount": 1200, "candidatesTokenCount": i, "totalTokenCount": 1200 + i}
     data = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-2.5-flash"}
-    return f"data: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+    return sse(data)
 
 
 def _google_model(base_url: str) -> Model:
@@ -527,33 +523,18 @@ def vertex_tool_case() -> Case:
 # --------------------------------------------------------------------------- bedrock
 
 
-def _frame(event_type: str, data: dict[str, Any]) -> bytes:
-    """One ``application/vnd.amazon.eventstream`` message, as Bedrock frames an event."""
-    import binascii
-    import struct
-
-    headers = {":event-type": event_type, ":content-type": "application/json"}
-    headers[":message-type"] = "event"
-    encoded = b"".join(
-        bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode()
-        for k, v in headers.items()
-    )
-    payload = json.dumps(data, separators=(",", ":")).encode()
-    prelude = struct.pack(">II", 16 + len(encoded) + len(payload), len(encoded))
-    message = prelude + struct.pack(">I", binascii.crc32(prelude)) + encoded + payload
-    return message + struct.pack(">I", binascii.crc32(message))
-
-
 def _bedrock_events(deltas: list[dict[str, Any]], stop: str, start: Any = None) -> list[bytes]:
     usage = {"inputTokens": 1200, "outputTokens": 900, "totalTokens": 2100}
-    events = [_frame("messageStart", {"role": "assistant"})]
+    events = [bedrock_event("messageStart", {"role": "assistant"})]
     if start is not None:
-        events.append(_frame("contentBlockStart", {"contentBlockIndex": 0, "start": start}))
-    events += [_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": d}) for d in deltas]
+        events.append(bedrock_event("contentBlockStart", {"contentBlockIndex": 0, "start": start}))
     events += [
-        _frame("contentBlockStop", {"contentBlockIndex": 0}),
-        _frame("messageStop", {"stopReason": stop}),
-        _frame("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}),
+        bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": d}) for d in deltas
+    ]
+    events += [
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
+        bedrock_event("messageStop", {"stopReason": stop}),
+        bedrock_event("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}),
     ]
     return events
 

@@ -232,14 +232,3 @@ async def wait_until(condition: Callable[[], bool], limit: float = 10.0) -> None
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         await asyncio.sleep(0.01)
-
-
-def sse(*events: tuple[str | None, str]) -> bytes:
-    """Encode ``(event, data)`` pairs as an event stream (``event`` None: no event line)."""
-    out = []
-    for name, data in events:
-        if name is not None:
-            out.append(f"event: {name}\n")
-        out.extend(f"data: {line}\n" for line in data.split("\n"))
-        out.append("\n")
-    return "".join(out).encode()

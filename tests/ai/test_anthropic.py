@@ -4,8 +4,10 @@ headers, reasoning options, and the decoding of every stream shape, malformed on
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import Any
 
 import anthropic.types.message_create_params as sdk
@@ -26,8 +28,10 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
+from tests import factories
 from tests.ai.servers import SSE_HEADERS, STALL, LocalServer, Reply, wait_until
 from tests.ai.stream_checks import check_grammar, stream_aborting_at
+from tests.factories import sse
 
 SONNET = Model(
     id="claude-sonnet-4-5",
@@ -43,8 +47,7 @@ SONNET = Model(
 
 
 def model(**changes: Any) -> Model:
-    fields = {f: getattr(SONNET, f) for f in SONNET.__dataclass_fields__}
-    return Model(**{**fields, **changes})
+    return dataclasses.replace(SONNET, **changes)
 
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -108,14 +111,7 @@ class Trip(pydantic.BaseModel):
 TRIP = Tool("plan_trip", "Plan a trip", Trip)
 
 
-def assistant(*content: Any, model_id: str = "claude-sonnet-4-5") -> AssistantMessage:
-    return AssistantMessage(
-        list(content),
-        api="anthropic-messages",
-        provider="anthropic",
-        model=model_id,
-        stop_reason="toolUse",
-    )
+assistant = partial(factories.assistant, SONNET, stop_reason="toolUse")
 
 
 def rich_context() -> Context:
@@ -469,17 +465,6 @@ def test_simple_without_reasoning_or_on_a_plain_model() -> None:
 # --------------------------------------------------------------------------- decoding
 
 
-def sse_events(*events: dict[str, Any] | str) -> bytes:
-    """Anthropic-shaped SSE; a str is sent as the raw data of an ``event: raw`` record."""
-    out = []
-    for event in events:
-        if isinstance(event, str):
-            out.append(f"event: raw\ndata: {event}\n\n")
-        else:
-            out.append(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
-    return "".join(out).encode()
-
-
 def start(input_tokens: int = 20, cache_read: int = 5, cache_write: int = 7) -> dict[str, Any]:
     usage = {
         "input_tokens": input_tokens,
@@ -533,7 +518,7 @@ async def run_stream(
 
 
 async def test_text_and_tool_call_stream() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         {"type": "ping"},
         block(0, {"type": "text", "text": ""}),
@@ -570,7 +555,7 @@ async def test_text_and_tool_call_stream() -> None:
 
 
 async def test_empty_arguments_and_arguments_only_in_the_start_block() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         block(0, {"type": "tool_use", "id": "a", "name": "noargs", "input": {}}),
         delta(0, type="input_json_delta", partial_json=""),
@@ -587,7 +572,7 @@ async def test_empty_arguments_and_arguments_only_in_the_start_block() -> None:
 
 
 async def test_thinking_with_signature_and_redacted_thinking() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         block(0, {"type": "thinking", "thinking": "", "signature": ""}),
         delta(0, type="thinking_delta", thinking="Let me think"),
@@ -611,7 +596,7 @@ async def test_thinking_with_signature_and_redacted_thinking() -> None:
 
 
 async def test_server_tools_and_unknown_shapes_are_skipped() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         {"type": "brand_new_event", "x": 1},
         block(0, {"type": "server_tool_use", "id": "srv", "name": "web_search", "input": {}}),
@@ -634,7 +619,7 @@ async def test_server_tools_and_unknown_shapes_are_skipped() -> None:
 
 
 async def test_message_delta_usage_updates_only_non_null_fields() -> None:
-    body = sse_events(
+    body = sse(
         start(input_tokens=100, cache_read=50, cache_write=0),
         block(0, {"type": "text", "text": "ok"}),
         stop(0),
@@ -657,7 +642,7 @@ async def test_message_delta_usage_updates_only_non_null_fields() -> None:
     ],
 )
 async def test_stop_reasons(reason: str, stop_reason: str, error: str | None) -> None:
-    body = sse_events(start(), block(0, {"type": "text", "text": "t"}), stop(0), *end(reason))
+    body = sse(start(), block(0, {"type": "text", "text": "t"}), stop(0), *end(reason))
     events, message, _ = await run_stream(body)
     assert message.stop_reason == stop_reason
     assert message.error_message == error
@@ -666,7 +651,7 @@ async def test_stop_reasons(reason: str, stop_reason: str, error: str | None) ->
 
 
 async def test_truncated_stream_is_a_clear_error_keeping_partial_content() -> None:
-    body = sse_events(
+    body = sse(
         start(), block(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="Half")
     )
     events, message, _ = await run_stream(body)
@@ -680,13 +665,13 @@ async def test_truncated_stream_is_a_clear_error_keeping_partial_content() -> No
 
 async def test_json_syntax_error_in_one_event_is_a_clear_error() -> None:
     body = (
-        sse_events(
+        sse(
             start(),
             block(0, {"type": "text", "text": ""}),
             delta(0, type="text_delta", text="ok"),
         )
         + b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_de\n\n'
-        + sse_events(*end())
+        + sse(*end())
     )
     _, message, _ = await run_stream(body)
     assert message.stop_reason == "error" and message.text == "ok"
@@ -698,7 +683,7 @@ async def test_json_syntax_error_in_one_event_is_a_clear_error() -> None:
 
 
 async def test_event_missing_fields_is_a_clear_error() -> None:
-    body = sse_events(
+    body = sse(
         start(), block(0, {"type": "text", "text": ""}), {"type": "content_block_delta", "index": 0}
     )
     _, message, _ = await run_stream(body)
@@ -709,7 +694,7 @@ async def test_event_missing_fields_is_a_clear_error() -> None:
 
 
 async def test_error_event_carries_the_provider_message() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         block(0, {"type": "text", "text": "Par"}),
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
@@ -765,7 +750,7 @@ async def test_missing_api_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
 
 
 async def test_oauth_tool_names_are_mapped_back() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         block(0, {"type": "tool_use", "id": "t", "name": "TodoWrite", "input": {}}),
         delta(0, type="input_json_delta", partial_json="{}"),
@@ -783,7 +768,7 @@ async def test_oauth_tool_names_are_mapped_back() -> None:
 
 
 async def test_abort_mid_tool_call_keeps_partial_arguments_and_usage() -> None:
-    head = sse_events(
+    head = sse(
         start(),
         block(0, {"type": "tool_use", "id": "t", "name": "get_weather", "input": {}}),
         delta(0, type="input_json_delta", partial_json='{"city": "Ber'),
@@ -800,7 +785,7 @@ async def test_abort_mid_tool_call_keeps_partial_arguments_and_usage() -> None:
 
 
 async def test_consumer_leaving_early_closes_the_connection() -> None:
-    head = sse_events(
+    head = sse(
         start(), block(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="x")
     )
     async with LocalServer([Reply(200, SSE_HEADERS, [head, STALL])]) as server:
@@ -815,7 +800,7 @@ async def test_consumer_leaving_early_closes_the_connection() -> None:
 
 
 async def test_sequential_calls_reuse_one_pooled_connection() -> None:
-    body = sse_events(start(), block(0, {"type": "text", "text": "hi"}), stop(0), *end())
+    body = sse(start(), block(0, {"type": "text", "text": "hi"}), stop(0), *end())
     replies = [Reply(200, SSE_HEADERS, [body]) for _ in range(3)]
     async with LocalServer(replies) as server:
         for _ in range(3):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import binascii
 import json
-import struct
 from typing import Any
 
 import pytest
@@ -27,8 +25,10 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
+from tests import factories
 from tests.ai.servers import CLOSE, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar, stream_aborting_at
+from tests.factories import bedrock_event, bedrock_exception, event_stream_frame
 
 EVENT_STREAM = {"content-type": "application/vnd.amazon.eventstream"}
 IMG = ImageContent("aGVsbG8=", "image/png")
@@ -41,14 +41,8 @@ def model(
     **kw: Any,
 ) -> Model:
     kw.setdefault("reasoning", True)
-    return Model(
-        id=model_id,
-        name=model_id,
-        api="bedrock-converse-stream",
-        provider="amazon-bedrock",
-        base_url=base_url,
-        max_tokens=64000,
-        **kw,
+    return factories.model(
+        "bedrock-converse-stream", "amazon-bedrock", model_id, base_url, max_tokens=64000, **kw
     )
 
 
@@ -64,48 +58,21 @@ def validate(body: dict[str, Any], model_id: str = CLAUDE) -> None:
     assert not report.has_errors(), report.generate_report()
 
 
-def frame(headers: dict[str, str], payload: bytes) -> bytes:
-    """Encode one event-stream message (string headers), independently of botocore."""
-    encoded = b"".join(
-        bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode()
-        for k, v in headers.items()
-    )
-    total = 16 + len(encoded) + len(payload)
-    prelude = struct.pack(">II", total, len(encoded))
-    prelude += struct.pack(">I", binascii.crc32(prelude))
-    message = prelude + encoded + payload
-    return message + struct.pack(">I", binascii.crc32(message))
-
-
-def event(name: str, data: dict[str, Any]) -> bytes:
-    headers = {":event-type": name, ":content-type": "application/json", ":message-type": "event"}
-    return frame(headers, json.dumps(data).encode())
-
-
-def exception(name: str, message: str) -> bytes:
-    headers = {
-        ":exception-type": name,
-        ":content-type": "application/json",
-        ":message-type": "exception",
-    }
-    return frame(headers, json.dumps({"message": message}).encode())
-
-
-START = event("messageStart", {"role": "assistant"})
+START = bedrock_event("messageStart", {"role": "assistant"})
 
 
 def text_events(text: str, index: int = 0) -> list[bytes]:
     return [
-        event("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": text}}),
-        event("contentBlockStop", {"contentBlockIndex": index}),
+        bedrock_event("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": text}}),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": index}),
     ]
 
 
 def stop(reason: str = "end_turn", usage: dict[str, int] | None = None) -> list[bytes]:
     usage = usage or {"inputTokens": 5, "outputTokens": 2, "totalTokens": 7}
     return [
-        event("messageStop", {"stopReason": reason}),
-        event("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}),
+        bedrock_event("messageStop", {"stopReason": reason}),
+        bedrock_event("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}),
     ]
 
 
@@ -452,29 +419,29 @@ async def test_skip_auth(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_text_reasoning_tool_use_and_usage() -> None:
     body = [
         START,
-        event(
+        bedrock_event(
             "contentBlockDelta",
             {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "think"}}},
         ),
-        event(
+        bedrock_event(
             "contentBlockDelta",
             {"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "c2ln"}}},
         ),
-        event("contentBlockStop", {"contentBlockIndex": 0}),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
         *text_events("Hello", 1)[:1],
-        event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": ""}}),
-        event("contentBlockStop", {"contentBlockIndex": 1}),
-        event(
+        bedrock_event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": ""}}),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 1}),
+        bedrock_event(
             "contentBlockStart",
             {"contentBlockIndex": 2, "start": {"toolUse": {"toolUseId": "t1", "name": "get"}}},
         ),
-        event(
+        bedrock_event(
             "contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": '{"q":'}}}
         ),
-        event(
+        bedrock_event(
             "contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": " 1}"}}}
         ),
-        event("contentBlockStop", {"contentBlockIndex": 2}),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 2}),
         *stop(
             "tool_use",
             {
@@ -531,16 +498,18 @@ async def test_guardrail_stop_is_an_error() -> None:
     ],
 )
 async def test_exception_events(name: str, prefix: str) -> None:
-    events, msg, _ = await run([START, *text_events("partial"), exception(name, "slow down")])
+    events, msg, _ = await run(
+        [START, *text_events("partial"), bedrock_exception(name, "slow down")]
+    )
     assert events[-1].type == "error"
     assert msg.error_message == f"{prefix}: slow down"
     assert msg.text == "partial"
 
 
 async def test_broken_crc_is_a_clear_error() -> None:
-    good = event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hello"}})
+    good = bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hello"}})
     broken = bytearray(
-        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": " world"}})
+        bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": " world"}})
     )
     broken[-8] ^= 0xFF  # a payload byte: the message CRC no longer matches
     events, msg, _ = await run([START, good, bytes(broken), *stop()])
@@ -553,15 +522,22 @@ async def test_broken_crc_is_a_clear_error() -> None:
 
 
 async def test_broken_prelude_crc() -> None:
-    broken = bytearray(event("messageStop", {"stopReason": "end_turn"}))
+    broken = bytearray(bedrock_event("messageStop", {"stopReason": "end_turn"}))
     broken[9] ^= 0x01
     _, msg, _ = await run([START, bytes(broken)])
     assert (msg.error_message or "").startswith("Bedrock event stream is corrupt:")
 
 
 async def test_truncated_mid_frame() -> None:
-    last = event("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}})
-    body = [START, *text_events("Hi"), event("messageStop", {"stopReason": "end_turn"}), last[:20]]
+    last = bedrock_event(
+        "metadata", {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}}
+    )
+    body = [
+        START,
+        *text_events("Hi"),
+        bedrock_event("messageStop", {"stopReason": "end_turn"}),
+        last[:20],
+    ]
     _, msg, _ = await run(body)
     assert msg.stop_reason == "error"
     assert "middle of a frame" in (msg.error_message or "")
@@ -584,7 +560,9 @@ async def test_malformed_event_json() -> None:
         ":content-type": "application/json",
         ":message-type": "event",
     }
-    _, msg, _ = await run([START, frame(headers, b'{"contentBlockIndex": 0, "delta": ')])
+    _, msg, _ = await run(
+        [START, event_stream_frame(headers, b'{"contentBlockIndex": 0, "delta": ')]
+    )
     assert msg.stop_reason == "error" and "malformed JSON" in (msg.error_message or "")
 
 
@@ -599,7 +577,7 @@ async def test_http_error_gives_the_provider_message() -> None:
 async def test_server_tool_use_is_not_a_client_tool_call() -> None:
     body = [
         START,
-        event(
+        bedrock_event(
             "contentBlockStart",
             {
                 "contentBlockIndex": 0,
@@ -612,8 +590,10 @@ async def test_server_tool_use_is_not_a_client_tool_call() -> None:
                 },
             },
         ),
-        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{}"}}}),
-        event("contentBlockStop", {"contentBlockIndex": 0}),
+        bedrock_event(
+            "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{}"}}}
+        ),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
         *text_events("42", 1),
         *stop(),
     ]
@@ -622,7 +602,7 @@ async def test_server_tool_use_is_not_a_client_tool_call() -> None:
 
 
 async def test_wrong_role_is_an_error() -> None:
-    _, msg, _ = await run([event("messageStart", {"role": "user"})])
+    _, msg, _ = await run([bedrock_event("messageStart", {"role": "user"})])
     assert msg.stop_reason == "error" and "role" in (msg.error_message or "")
 
 
@@ -675,7 +655,7 @@ async def test_abort_mid_stream_keeps_the_partial_message() -> None:
 
     body = [
         START,
-        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hel"}}),
+        bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hel"}}),
         STALL,
     ]
     async with LocalServer([Reply(200, EVENT_STREAM, body)]) as server:

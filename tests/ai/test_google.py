@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from typing import Any
 
 import pytest
@@ -20,8 +21,8 @@ from tau.ai.types import (
     ThinkingContent,
     Tool,
     ToolCall,
-    ToolResultMessage,
 )
+from tests import factories
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar, stream_aborting_at
 
@@ -32,26 +33,12 @@ IMG = ImageContent("aGVsbG8=", "image/png")
 def gemini(model_id: str = "gemini-2.5-flash", **kw: Any) -> Model:
     kw.setdefault("reasoning", True)
     kw.setdefault("input", ["text", "image"])
-    return Model(
-        id=model_id,
-        name=model_id,
-        api="google-generative-ai",
-        provider="google",
-        base_url=kw.pop("base_url", "https://generativelanguage.googleapis.com/v1beta"),
-        **kw,
-    )
+    base_url = kw.pop("base_url", "https://generativelanguage.googleapis.com/v1beta")
+    return factories.model("google-generative-ai", "google", model_id, base_url, **kw)
 
 
-def assistant(model: Model, *content: Any, model_id: str | None = None) -> AssistantMessage:
-    return AssistantMessage(
-        list(content), api=model.api, provider=model.provider, model=model_id or model.id
-    )
-
-
-def result(id: str, text: str = "ok", *, images: int = 0, error: bool = False) -> ToolResultMessage:
-    content: list[Any] = [TextContent(text)] if text else []
-    content += [IMG] * images
-    return ToolResultMessage(id, "get", content, is_error=error)
+assistant = factories.assistant
+result = partial(factories.tool_result, name="get", image=IMG)
 
 
 def validate_body(body: dict[str, Any]) -> None:

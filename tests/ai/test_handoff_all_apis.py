@@ -42,12 +42,12 @@ from tau.ai.types import (
 )
 from tests.ai.openai_sdk_check import check_openai_body
 from tests.ai.responses_sdk import validate_with_sdk
-from tests.ai.servers import LocalServer, Reply, Request, sse
+from tests.ai.servers import LocalServer, Reply, Request
 from tests.ai.stream_checks import check_grammar
 from tests.ai.test_anthropic import assert_sdk_valid
-from tests.ai.test_bedrock import event as bedrock_event
 from tests.ai.test_bedrock import validate as validate_converse
 from tests.ai.test_google import validate_body as validate_gemini
+from tests.factories import bedrock_event, sse
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 LONE = "\ud83d"  # half of a surrogate pair: must never reach a provider

@@ -33,9 +33,9 @@ from tests.ai.servers import (
     STALL,
     LocalServer,
     Reply,
-    sse,
     wait_until,
 )
+from tests.factories import sse
 
 OK_STREAM = sse(("a", '{"n":1}'), ("b", '{"n":2}'))
 ANTHROPIC_OVERLOADED = json.dumps(

@@ -10,6 +10,7 @@ import pytest
 from tau.ai.providers.openai_completions.compat import detect_compat, resolve_compat
 from tau.ai.serialization import dump_model, load_compat, load_model
 from tau.ai.types import Model, OpenAICompletionsCompat
+from tests import factories
 
 
 def model(
@@ -18,14 +19,7 @@ def model(
     id: str = "gpt-4o-mini",
     compat: OpenAICompletionsCompat | None = None,
 ) -> Model:
-    return Model(
-        id=id,
-        name=id,
-        api="openai-completions",
-        provider=provider,
-        base_url=base_url,
-        compat=compat,
-    )
+    return factories.model("openai-completions", provider, id, base_url, compat=compat)
 
 
 def test_openai_proper_defaults() -> None:

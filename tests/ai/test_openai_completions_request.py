@@ -19,8 +19,10 @@ from tau.ai.types import (
     Context,
     ImageContent,
     Message,
+    Modality,
     Model,
     OpenAICompletionsCompat,
+    StopReason,
     TextContent,
     ThinkingContent,
     Tool,
@@ -28,6 +30,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tests import factories
 from tests.ai.openai_sdk_check import EXTENSION_KEYS, check_openai_body
 
 IMG = ImageContent("aGVsbG8=", "image/png")
@@ -47,27 +50,22 @@ def model(
     images: bool = True,
     compat: OpenAICompletionsCompat | None = None,
 ) -> Model:
-    return Model(
-        id=id,
-        name=id,
-        api="openai-completions",
-        provider=provider,
-        base_url=base_url,
+    modalities: list[Modality] = ["text", "image"] if images else ["text"]
+    return factories.model(
+        "openai-completions",
+        provider,
+        id,
+        base_url,
         reasoning=reasoning,
-        input=["text", "image"] if images else ["text"],
+        input=modalities,
         compat=compat,
     )
 
 
-def assistant(*content: Any, m: Model | None = None, stop: str = "toolUse") -> AssistantMessage:
-    m = m or model()
-    return AssistantMessage(
-        content=list(content),
-        api=m.api,
-        provider=m.provider,
-        model=m.id,
-        stop_reason=stop,  # type: ignore[arg-type]
-    )
+def assistant(
+    *content: Any, m: Model | None = None, stop: StopReason = "toolUse"
+) -> AssistantMessage:
+    return factories.assistant(m or model(), *content, stop_reason=stop)
 
 
 def tool_history() -> list[Message]:

@@ -23,6 +23,7 @@ from tau.ai.types import (
     Context,
     ImageContent,
     Model,
+    StopReason,
     TextContent,
     ThinkingContent,
     Tool,
@@ -30,6 +31,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tests import factories
 from tests.ai.responses_sdk import validate_with_sdk
 
 PNG = "iVBORw0KGgo="
@@ -50,14 +52,8 @@ def reasoning_item(item_id: str, summary: str = "thought") -> dict[str, Any]:
     }
 
 
-def assistant(model: Model, *content: Any, stop: str = "stop") -> AssistantMessage:
-    return AssistantMessage(
-        list(content),
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        stop_reason=stop,  # type: ignore[arg-type]
-    )
+def assistant(model: Model, *content: Any, stop: StopReason = "stop") -> AssistantMessage:
+    return factories.assistant(model, *content, stop_reason=stop)
 
 
 def thinking_block(item: dict[str, Any]) -> ThinkingContent:

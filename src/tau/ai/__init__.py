@@ -68,6 +68,7 @@ from tau.ai.serialization import (
     to_json,
 )
 from tau.ai.types import (
+    AssistantContent,
     AssistantMessage,
     CacheRetention,
     Context,
@@ -86,6 +87,7 @@ from tau.ai.types import (
     ToolResultMessage,
     Usage,
     UsageCost,
+    UserContent,
     UserMessage,
 )
 from tau.ai.utils.cost import calculate_cost
@@ -115,6 +117,7 @@ __all__ = [
     "AnthropicOptions",
     "AnthropicSimpleOptions",
     "ApiProvider",
+    "AssistantContent",
     "AssistantMessage",
     "AssistantMessageEvent",
     "AssistantMessageEventStream",
@@ -180,6 +183,7 @@ __all__ = [
     "UnknownApiError",
     "Usage",
     "UsageCost",
+    "UserContent",
     "UserMessage",
     "apply_on_payload",
     "calculate_cost",
