@@ -1,4 +1,4 @@
-"""The ``mistral-conversations`` adapter (pi-ai-spec §7.11): request shape and stream mapping."""
+"""The ``mistral-conversations`` adapter: request shape and stream mapping."""
 
 from __future__ import annotations
 

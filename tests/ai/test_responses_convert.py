@@ -1,4 +1,4 @@
-"""Context → OpenAI Responses request (pi-ai-spec §7.3, §7.4, §7.5), and the request bodies
+"""Context → OpenAI Responses request, and the request bodies
 checked against the ``openai`` SDK's own ``ResponseCreateParamsStreaming`` type."""
 
 from __future__ import annotations

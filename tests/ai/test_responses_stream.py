@@ -1,4 +1,4 @@
-"""The Responses stream mapping (pi-ai-spec §7.3), event by event, on hand-written streams."""
+"""The Responses stream mapping, event by event, on hand-written streams."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""API keys from the environment, per provider (pi-ai-spec §8.5).
+"""API keys from the environment, per provider.
 
 Providers whose credentials are not a single key (Vertex with Application Default Credentials,
 Bedrock with the AWS credential chain) report :data:`AUTHENTICATED` when credentials are

@@ -4,6 +4,9 @@ Attribute names are Python's snake_case; the JSON form (see :mod:`tau.ai.seriali
 uses exactly pi-ai's camelCase field names and discriminator values, so a conversation saved
 by either library loads in the other.
 
+Blocks, tool calls and tools compare by value (``__eq__``), which also makes them unhashable,
+as mutable values should be.
+
 Content blocks that grow while a response streams (text, thinking, tool-call arguments) keep
 their growth in an internal chunk list and join it only when read, so building a message of
 any size stays linear however many deltas it arrives in.
@@ -38,19 +41,6 @@ CacheRetention: TypeAlias = Literal["none", "short", "long"]
 """Prompt-cache retention: none, the provider's default (short), or the long TTL."""
 
 Modality: TypeAlias = Literal["text", "image"]
-
-KnownApi: TypeAlias = Literal[
-    "openai-completions",
-    "openai-responses",
-    "azure-openai-responses",
-    "anthropic-messages",
-    "google-generative-ai",
-    "google-vertex",
-    "mistral-conversations",
-    "bedrock-converse-stream",
-    "llama-cpp",
-    "faux",
-]
 
 
 class ThinkingBudgets(TypedDict, total=False):
@@ -105,8 +95,6 @@ class TextContent:
             and self.text_signature == other.text_signature
         )
 
-    __hash__ = None  # type: ignore[assignment]
-
     def __repr__(self) -> str:
         sig = f", text_signature={self.text_signature!r}" if self.text_signature else ""
         return f"TextContent(text={self.text!r}{sig})"
@@ -158,8 +146,6 @@ class ThinkingContent:
             and self.thinking_signature == other.thinking_signature
             and bool(self.redacted) == bool(other.redacted)
         )
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         extra = ""
@@ -239,8 +225,6 @@ class ToolCall:
             and self.arguments == other.arguments
             and self.thought_signature == other.thought_signature
         )
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"ToolCall(id={self.id!r}, name={self.name!r}, arguments={self.arguments!r})"
@@ -389,8 +373,6 @@ class Tool:
             and self.description == other.description
             and self.json_schema == other.json_schema
         )
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

@@ -1,4 +1,4 @@
-"""Cross-provider handoff (pi-ai-spec §6) with tau's fixes: thinking, signatures, orphans, ids."""
+"""Cross-provider handoff with tau's fixes: thinking, signatures, orphans, ids."""
 
 from __future__ import annotations
 

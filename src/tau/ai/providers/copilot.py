@@ -1,4 +1,4 @@
-"""Request headers GitHub Copilot derives from the conversation (pi-ai-spec §7.13).
+"""Request headers GitHub Copilot derives from the conversation.
 
 Copilot bills and rate-limits by who started a request and whether it carries images; every
 adapter that can talk to Copilot adds these when ``model.provider == "github-copilot"``. The

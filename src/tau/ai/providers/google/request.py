@@ -62,11 +62,9 @@ def requires_tool_call_id(model_id: str) -> bool:
 
 def is_valid_signature(signature: str | None) -> bool:
     """A thought signature Gemini will accept back: non-empty standard base64."""
-    return (
-        bool(signature)
-        and len(signature) % 4 == 0  # type: ignore[arg-type]
-        and _BASE64.fullmatch(signature) is not None  # type: ignore[arg-type]
-    )
+    if not signature:
+        return False
+    return len(signature) % 4 == 0 and _BASE64.fullmatch(signature) is not None
 
 
 # --------------------------------------------------------------------------- messages

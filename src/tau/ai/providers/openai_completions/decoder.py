@@ -150,7 +150,8 @@ class OpenAICompletionsDecoder:
     def __init__(self, builder: MessageBuilder) -> None:
         self.builder = builder
         self._calls: list[_Call] = []
-        self._by_index: dict[int, _Call] = {}
+        # By the chunk's ``index`` (an int when the server is well-behaved).
+        self._by_index: dict[object, _Call] = {}
         self._by_id: dict[str, _Call] = {}
         self._pending_signatures: dict[str, str] = {}
         self.finish_reason: str | None = None
@@ -313,7 +314,7 @@ class OpenAICompletionsDecoder:
         builder = self.builder
         if "id" not in item:
             # Fast path, one per argument fragment: a continuation addressed by index only.
-            call = self._by_index.get(item.get("index"))  # type: ignore[arg-type]
+            call = self._by_index.get(item.get("index"))
             function = item.get("function")
             if call is not None and type(function) is dict and "name" not in function:
                 arguments = function.get("arguments")
