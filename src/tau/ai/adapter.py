@@ -39,6 +39,7 @@ __all__ = [
     "launch_http",
     "run_http_adapter",
     "run_http_frames",
+    "set_given",
 ]
 
 
@@ -104,6 +105,14 @@ async def apply_on_payload(
     if not isinstance(result, dict):
         raise ProviderError(f"on_payload must return a dict or None, not {type(result).__name__}")
     return result
+
+
+def set_given(body: dict[str, Any], **fields: Any) -> None:
+    """Set each of ``fields`` whose value is not None in ``body``: an option the caller left
+    out is not sent, so the provider's default applies."""
+    for name, value in fields.items():
+        if value is not None:
+            body[name] = value
 
 
 @asynccontextmanager

@@ -66,6 +66,12 @@ ToolChoice: TypeAlias = str | dict[str, Any]
 """``"auto"``, ``"none"``, ``"any"``/``"required"``, a tool's name, or a provider-shaped dict."""
 
 
+class ToolChoiceOption(TypedDict, total=False):
+    """The ``tool_choice`` option of the adapters that take one (each says which forms)."""
+
+    tool_choice: ToolChoice
+
+
 def option_keys(options_type: type) -> frozenset[str]:
     """The keys a ``TypedDict`` of options declares (its bases' included)."""
     required: frozenset[str] = getattr(options_type, "__required_keys__", frozenset())

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import jiter
 
 from tau.ai.errors import ProviderError
 
-__all__ = ["SSEDecoder", "SSEEvent", "decode_json_data"]
+__all__ = ["JsonEventDecoder", "SSEDecoder", "SSEEvent", "decode_json_data"]
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -167,3 +167,24 @@ def decode_json_data(data: str, what: str) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         raise ProviderError(f"Unexpected {what}: {data[:200]}")
     return value
+
+
+class JsonEventDecoder:
+    """The base of a decoder whose every SSE ``data`` is one JSON object: :meth:`feed` decodes
+    it (empty data and ``[DONE]`` skipped, anything but an object a clear error naming
+    :attr:`what`) and hands it to :meth:`apply`."""
+
+    __slots__ = ()
+    what: ClassVar[str] = "stream event"
+    """What one event is called in errors (``"Mistral stream chunk"``)."""
+
+    def feed(self, data: str, event: str = "message") -> bool:
+        """Decode one SSE ``data`` field and apply it; the stream goes on to its end."""
+        decoded = decode_json_data(data, self.what)
+        if decoded is not None:
+            self.apply(decoded)
+        return True
+
+    def apply(self, event: dict[str, Any]) -> None:
+        """Apply one decoded event."""
+        raise NotImplementedError

@@ -33,7 +33,7 @@ from tau.ai.adapter import apply_on_payload
 from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.options import SimpleStreamOptions, ToolChoice
+from tau.ai.options import SimpleStreamOptions, ToolChoiceOption
 from tau.ai.serialization import dump_context
 from tau.ai.types import (
     AssistantContent,
@@ -64,11 +64,9 @@ __all__ = [
 ]
 
 
-class FauxOptions(SimpleStreamOptions, total=False):
+class FauxOptions(SimpleStreamOptions, ToolChoiceOption, total=False):
     """What a faux model takes: the simple options, and a tool choice (recorded only), so
     that it stands in for a real adapter under ``stream`` and ``stream_simple`` alike."""
-
-    tool_choice: ToolChoice
 
 
 def text(value: str, *, signature: str | None = None) -> TextContent:

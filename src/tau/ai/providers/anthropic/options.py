@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoice
+from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
 
 
-class AnthropicOptions(StreamOptions, total=False):
-    """:class:`~tau.ai.StreamOptions` plus the Messages API's own."""
+class AnthropicOptions(StreamOptions, ToolChoiceOption, total=False):
+    """:class:`~tau.ai.StreamOptions` plus the Messages API's own; ``tool_choice`` is
+    ``"auto" | "any" | "none"`` or ``{"type": "tool", "name": ...}``."""
 
     thinking_enabled: bool
     """Extended thinking on (reasoning models only)."""
@@ -18,11 +19,7 @@ class AnthropicOptions(StreamOptions, total=False):
     """The effort of an adaptive model (Opus/Sonnet 4.6)."""
     interleaved_thinking: bool
     """Thinking between tool calls (default True; adaptive models always do)."""
-    tool_choice: ToolChoice
-    """``"auto" | "any" | "none"`` or ``{"type": "tool", "name": ...}``."""
 
 
-class AnthropicSimpleOptions(SimpleStreamOptions, total=False):
+class AnthropicSimpleOptions(SimpleStreamOptions, ToolChoiceOption, total=False):
     """What ``stream_simple`` takes: the simple options, and the tool choice passed on."""
-
-    tool_choice: ToolChoice

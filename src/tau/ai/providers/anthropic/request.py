@@ -10,25 +10,21 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tau.ai import (
+    AssistantMessage,
+    CacheRetention,
+    Context,
+    Message,
+    Model,
+    ToolResultMessage,
+    UserMessage,
+)
 from tau.ai.adapter import ProviderRequest
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.errors import ProviderError
 from tau.ai.headers import request_headers
 from tau.ai.providers.anthropic.options import AnthropicOptions
-from tau.ai.types import (
-    AssistantMessage,
-    CacheRetention,
-    Context,
-    ImageContent,
-    Message,
-    Model,
-    TextContent,
-    ThinkingContent,
-    Tool,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool, ToolCall
 from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
 

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoice
+from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
 from tau.ai.types import ThinkingBudgets, ThinkingLevel
 
 
-class BedrockOptions(StreamOptions, total=False):
-    """:class:`~tau.ai.StreamOptions` plus Bedrock's own."""
+class BedrockOptions(StreamOptions, ToolChoiceOption, total=False):
+    """:class:`~tau.ai.StreamOptions` plus Bedrock's own; ``tool_choice`` is ``"auto"``,
+    ``"none"``, ``"any"``/``"required"``, a tool name, or ``{"type": "tool", "name": ...}``."""
 
     region: str
     """AWS region (else ``AWS_REGION`` / ``AWS_DEFAULT_REGION`` / the profile's / us-east-1)."""
     profile: str
     """AWS profile for credentials and region."""
-    tool_choice: ToolChoice
-    """``"auto"``, ``"none"``, ``"any"``/``"required"``, a tool name, or
-    ``{"type": "tool", "name": ...}``."""
     reasoning: ThinkingLevel
     """Claude's extended thinking at this level (other models have no setting)."""
     thinking_budgets: ThinkingBudgets
@@ -24,9 +22,8 @@ class BedrockOptions(StreamOptions, total=False):
     """Thinking between tool calls (default True; adaptive models always do)."""
 
 
-class BedrockSimpleOptions(SimpleStreamOptions, total=False):
+class BedrockSimpleOptions(SimpleStreamOptions, ToolChoiceOption, total=False):
     """What ``stream_simple`` takes: the tool choice, region and profile are passed on."""
 
     region: str
     profile: str
-    tool_choice: ToolChoice

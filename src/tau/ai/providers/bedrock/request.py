@@ -6,25 +6,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import quote
 
+from tau.ai import (
+    AssistantMessage,
+    CacheRetention,
+    Context,
+    Message,
+    Model,
+    ThinkingLevel,
+    ToolResultMessage,
+    UserMessage,
+)
 from tau.ai.adapter import ProviderRequest
 from tau.ai.errors import ProviderError
 from tau.ai.headers import request_headers
 from tau.ai.providers.bedrock.auth import bearer_token, resolve_region
 from tau.ai.providers.bedrock.options import BedrockOptions
-from tau.ai.types import (
-    AssistantMessage,
-    CacheRetention,
-    Context,
-    ImageContent,
-    Message,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ThinkingLevel,
-    Tool,
-    ToolResultMessage,
-    UserMessage,
-)
+from tau.ai.providers.parts import text_parts
+from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool
 from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
 
@@ -93,19 +91,6 @@ def _image_block(image: ImageContent) -> dict[str, Any]:
     return {"image": {"format": fmt, "source": {"bytes": image.data}}}
 
 
-def _user_blocks(message: UserMessage) -> list[dict[str, Any]]:
-    if isinstance(message.content, str):
-        return [{"text": sanitize_surrogates(message.content)}] if message.content else []
-    blocks: list[dict[str, Any]] = []
-    for block in message.content:
-        if isinstance(block, TextContent):
-            if block.text:
-                blocks.append({"text": sanitize_surrogates(block.text)})
-        else:
-            blocks.append(_image_block(block))
-    return blocks
-
-
 def _assistant_blocks(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
     # After the handoff transform, thinking left here is this model's own and signed.
     claude = is_claude(model)
@@ -160,7 +145,7 @@ def convert_messages(messages: Sequence[Message], model: Model) -> list[dict[str
         if isinstance(message, ToolResultMessage):
             blocks, role = [_tool_result_block(message)], "user"
         elif isinstance(message, UserMessage):
-            blocks, role = _user_blocks(message), "user"
+            blocks, role = text_parts(message.content, _image_block), "user"
         else:
             blocks, role = _assistant_blocks(message, model), "assistant"
         if not blocks:

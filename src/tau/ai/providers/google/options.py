@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoice
+from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
 
 
 class GoogleThinking(TypedDict, total=False):
@@ -17,13 +17,12 @@ class GoogleThinking(TypedDict, total=False):
     """``"low"``, ``"high"``… (Gemini 3); wins over a budget."""
 
 
-class GoogleOptions(StreamOptions, total=False):
-    """:class:`~tau.ai.StreamOptions` plus Gemini's own (the Gemini API)."""
+class GoogleOptions(StreamOptions, ToolChoiceOption, total=False):
+    """:class:`~tau.ai.StreamOptions` plus Gemini's own (the Gemini API); ``tool_choice`` is
+    ``"auto"``, ``"none"``, ``"any"``/``"required"``, a function name, or a
+    ``functionCallingConfig`` dict."""
 
     thinking: GoogleThinking
-    tool_choice: ToolChoice
-    """``"auto"``, ``"none"``, ``"any"``/``"required"``, a function name, or a
-    ``functionCallingConfig`` dict."""
     stream_function_call_arguments: bool
     """Stream function-call arguments as they are written (``streamFunctionCallArguments``);
     ``stream_simple`` turns it on for Gemini 3 and later on Vertex AI."""
@@ -38,11 +37,10 @@ class GoogleVertexOptions(GoogleOptions, total=False):
     """Vertex location, e.g. ``us-central1`` or ``global`` (else ``GOOGLE_CLOUD_LOCATION``)."""
 
 
-class GoogleSimpleOptions(SimpleStreamOptions, total=False):
+class GoogleSimpleOptions(SimpleStreamOptions, ToolChoiceOption, total=False):
     """What ``stream_simple`` of the Gemini API takes: the tool choice and the streaming of
     call arguments are passed on."""
 
-    tool_choice: ToolChoice
     stream_function_call_arguments: bool
 
 

@@ -13,25 +13,22 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from tau.ai.errors import ProviderError
-from tau.ai.providers.google.options import GoogleOptions, GoogleSimpleOptions
-from tau.ai.providers.google.schema import to_legacy_schema
-from tau.ai.providers.simple_options import base_options
-from tau.ai.types import (
+from tau.ai import (
     AssistantMessage,
     Context,
-    ImageContent,
     Message,
     Model,
-    TextContent,
     ThinkingBudgets,
-    ThinkingContent,
     ThinkingLevel,
-    Tool,
-    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
+from tau.ai.errors import ProviderError
+from tau.ai.providers.google.options import GoogleOptions, GoogleSimpleOptions
+from tau.ai.providers.google.schema import to_legacy_schema
+from tau.ai.providers.parts import text_parts
+from tau.ai.providers.simple_options import base_options
+from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool, ToolCall
 from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
 
@@ -72,19 +69,6 @@ def is_valid_signature(signature: str | None) -> bool:
 
 def _image_part(image: ImageContent) -> dict[str, Any]:
     return {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
-
-
-def _user_parts(message: UserMessage, model: Model) -> list[dict[str, Any]]:
-    if isinstance(message.content, str):
-        return [{"text": sanitize_surrogates(message.content)}] if message.content else []
-    parts: list[dict[str, Any]] = []
-    for block in message.content:
-        if isinstance(block, TextContent):
-            if block.text:
-                parts.append({"text": sanitize_surrogates(block.text)})
-        elif model.supports_images:
-            parts.append(_image_part(block))
-    return parts
 
 
 def _assistant_parts(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
@@ -159,7 +143,7 @@ def convert_messages(messages: Sequence[Message], model: Model) -> list[dict[str
     contents: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
-            parts = _user_parts(message, model)
+            parts = text_parts(message.content, _image_part if model.supports_images else None)
             if parts:
                 contents.append({"role": "user", "parts": parts})
         elif isinstance(message, AssistantMessage):

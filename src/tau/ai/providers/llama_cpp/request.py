@@ -10,19 +10,10 @@ from typing import Any
 
 from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
+from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
 from tau.ai.local_models import gguf_path
 from tau.ai.providers.llama_cpp.options import LlamaCppOptions
-from tau.ai.types import (
-    AssistantMessage,
-    Context,
-    ImageContent,
-    Model,
-    TextContent,
-    Tool,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from tau.ai.types import ImageContent, TextContent, Tool, ToolCall
 
 __all__ = ["LocalRequest", "Settings", "build_request", "render_prompt"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from tau.ai.builder import MessageBuilder
 from tau.ai.errors import ProviderError
-from tau.ai.sse import decode_json_data
+from tau.ai.sse import JsonEventDecoder
 from tau.ai.types import StopReason, ToolCall
 from tau.ai.utils.hash import short_hash
 from tau.ai.utils.sanitize import sanitize_surrogates
@@ -40,23 +40,17 @@ def derived_tool_call_id(index: int) -> str:
     return "".join(c for c in short_hash(f"toolcall:{index}") if c.isalnum())[:9].ljust(9, "0")
 
 
-class MistralDecoder:
+class MistralDecoder(JsonEventDecoder):
     """Feeds Mistral stream chunks into a :class:`MessageBuilder`."""
 
     __slots__ = ("_builder", "_finish", "_last_by_index")
+    what = "Mistral stream chunk"
 
     def __init__(self, builder: MessageBuilder) -> None:
         self._builder = builder
         # A call's stream index -> the builder key of the last call opened at it.
         self._last_by_index: dict[int, tuple[str, int]] = {}
         self._finish: str | None = None
-
-    def feed(self, data: str, event: str = "message") -> bool:
-        """Decode one SSE ``data`` field and apply it (``[DONE]`` is ignored)."""
-        chunk = decode_json_data(data, "Mistral stream chunk")
-        if chunk is not None:
-            self.apply(chunk)
-        return True
 
     def apply(self, chunk: JsonDict) -> None:
         """Apply one decoded stream chunk."""

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoice
+from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
 
 
-class MistralOptions(StreamOptions, total=False):
-    """:class:`~tau.ai.StreamOptions` plus Mistral's own."""
+class MistralOptions(StreamOptions, ToolChoiceOption, total=False):
+    """:class:`~tau.ai.StreamOptions` plus Mistral's own; ``tool_choice`` is ``"auto"``,
+    ``"none"``, ``"any"``, ``"required"``, or a Mistral-shaped dict."""
 
-    tool_choice: ToolChoice
-    """``"auto"``, ``"none"``, ``"any"``, ``"required"``, or a Mistral-shaped dict."""
     prompt_mode: Literal["reasoning"]
     """Mistral's reasoning system prompt for its reasoning (Magistral) models."""
 
 
-class MistralSimpleOptions(SimpleStreamOptions, total=False):
+class MistralSimpleOptions(SimpleStreamOptions, ToolChoiceOption, total=False):
     """What ``stream_simple`` takes: the simple options, and the tool choice passed on."""
-
-    tool_choice: ToolChoice

@@ -5,21 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tau.ai.adapter import ProviderRequest
+from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
+from tau.ai.adapter import ProviderRequest, set_given
 from tau.ai.env_keys import require_api_key
 from tau.ai.headers import JSON_EVENT_STREAM, request_headers
 from tau.ai.providers.mistral.options import MistralOptions
-from tau.ai.types import (
-    AssistantMessage,
-    Context,
-    ImageContent,
-    Model,
-    TextContent,
-    ThinkingContent,
-    Tool,
-    ToolResultMessage,
-    UserMessage,
-)
+from tau.ai.providers.parts import typed_parts
+from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool
 from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import MistralIdNormalizer, transform_messages
 
@@ -48,12 +40,7 @@ def _user_message(model: Model, message: UserMessage) -> JsonDict:
     content = message.content
     if isinstance(content, str):
         return {"role": "user", "content": sanitize_surrogates(content)}
-    chunks: list[JsonDict] = []
-    for block in content:
-        if isinstance(block, TextContent):
-            chunks.append({"type": "text", "text": sanitize_surrogates(block.text)})
-        elif model.supports_images:
-            chunks.append(_image_chunk(block))
+    chunks = typed_parts(content, "text", _image_chunk if model.supports_images else None)
     if not chunks:
         chunks.append({"type": "text", "text": IMAGE_OMITTED})
     return {"role": "user", "content": chunks}
@@ -155,18 +142,13 @@ def request_body(model: Model, context: Context, options: MistralOptions) -> Jso
     }
     if context.tools:
         payload["tools"] = convert_tools(context.tools)
-    temperature = options.get("temperature")
-    if temperature is not None:
-        payload["temperature"] = temperature
-    max_tokens = options.get("max_tokens")
-    if max_tokens:
-        payload["max_tokens"] = max_tokens
-    tool_choice = options.get("tool_choice")
-    if tool_choice is not None:
-        payload["tool_choice"] = tool_choice
-    prompt_mode = options.get("prompt_mode")
-    if prompt_mode:
-        payload["prompt_mode"] = prompt_mode
+    set_given(
+        payload,
+        temperature=options.get("temperature"),
+        max_tokens=options.get("max_tokens") or None,
+        tool_choice=options.get("tool_choice"),
+        prompt_mode=options.get("prompt_mode") or None,
+    )
     return payload
 
 

@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tau.ai import AssistantMessage, Context, Message, Model, ToolResultMessage, UserMessage
 from tau.ai.adapter import ProviderRequest
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.headers import JSON_EVENT_STREAM, request_headers
@@ -18,20 +19,8 @@ from tau.ai.providers.copilot import COPILOT_PROVIDER, copilot_dynamic_headers
 from tau.ai.providers.openai_completions.compat import is_endpoint, resolve_compat
 from tau.ai.providers.openai_completions.decoder import REASONING_FIELDS
 from tau.ai.providers.openai_completions.options import OpenAICompletionsOptions
-from tau.ai.types import (
-    AssistantMessage,
-    Context,
-    ImageContent,
-    Message,
-    Model,
-    ResolvedCompat,
-    TextContent,
-    ThinkingContent,
-    Tool,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from tau.ai.providers.parts import typed_parts
+from tau.ai.types import ImageContent, ResolvedCompat, TextContent, ThinkingContent, Tool, ToolCall
 from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import (
     MistralIdNormalizer,
@@ -59,12 +48,7 @@ def _user_message(message: UserMessage, model: Model) -> dict[str, Any] | None:
     content = message.content
     if isinstance(content, str):
         return {"role": "user", "content": sanitize_surrogates(content)}
-    parts: list[dict[str, Any]] = []
-    for block in content:
-        if isinstance(block, TextContent):
-            parts.append({"type": "text", "text": sanitize_surrogates(block.text)})
-        elif model.supports_images:
-            parts.append(_image_part(block))
+    parts = typed_parts(content, "text", _image_part if model.supports_images else None)
     return {"role": "user", "content": parts} if parts else None
 
 

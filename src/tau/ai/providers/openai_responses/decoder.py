@@ -14,7 +14,7 @@ from typing import Any
 from tau.ai.builder import MessageBuilder
 from tau.ai.errors import ProviderError
 from tau.ai.providers.openai_responses.request import encode_text_signature
-from tau.ai.sse import decode_json_data
+from tau.ai.sse import JsonEventDecoder
 from tau.ai.types import StopReason, TextContent, ThinkingContent, ToolCall, Usage
 from tau.ai.utils.partial_json import parse_streaming_json
 
@@ -51,7 +51,7 @@ class _Item:
         self.parts = 0
 
 
-class OpenAIResponsesDecoder:
+class OpenAIResponsesDecoder(JsonEventDecoder):
     """Feeds Responses stream events into a :class:`MessageBuilder`.
 
     ``service_tier`` is the tier the request asked for; the response's own, when it names
@@ -59,6 +59,7 @@ class OpenAIResponsesDecoder:
     """
 
     __slots__ = ("_builder", "_by_id", "_completed", "_items", "_requested_tier")
+    what = "Responses stream event"
 
     def __init__(self, builder: MessageBuilder, *, service_tier: str | None = None) -> None:
         self._builder = builder
@@ -66,13 +67,6 @@ class OpenAIResponsesDecoder:
         self._items: dict[int, _Item] = {}
         self._by_id: dict[str, _Item] = {}
         self._completed = False
-
-    def feed(self, data: str, event: str = "message") -> bool:
-        """Decode one SSE ``data`` field and apply it (``[DONE]`` is ignored)."""
-        decoded = decode_json_data(data, "Responses stream event")
-        if decoded is not None:
-            self.apply(decoded)
-        return True
 
     def apply(self, event: JsonDict) -> None:
         """Apply one decoded stream event."""

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoice
+from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
 from tau.ai.types import ThinkingLevel
 
 
-class ResponsesOptions(StreamOptions, total=False):
-    """What both Responses adapters take: :class:`~tau.ai.StreamOptions` plus reasoning."""
+class ResponsesOptions(StreamOptions, ToolChoiceOption, total=False):
+    """What both Responses adapters take: :class:`~tau.ai.StreamOptions` plus reasoning;
+    ``tool_choice`` is ``"auto"``, ``"none"``, ``"required"``, or a Responses-shaped dict."""
 
     reasoning_effort: ThinkingLevel
     reasoning_summary: Literal["auto", "detailed", "concise"] | None
-    tool_choice: ToolChoice
-    """``"auto"``, ``"none"``, ``"required"``, or a Responses-shaped dict."""
 
 
 class OpenAIResponsesOptions(ResponsesOptions, total=False):
@@ -37,17 +36,14 @@ class AzureOpenAIResponsesOptions(ResponsesOptions, total=False):
     """The deployment sent as ``model`` (else ``AZURE_OPENAI_DEPLOYMENT_NAME_MAP``, else the id)."""
 
 
-class OpenAIResponsesSimpleOptions(SimpleStreamOptions, total=False):
+class OpenAIResponsesSimpleOptions(SimpleStreamOptions, ToolChoiceOption, total=False):
     """What ``stream_simple`` of ``openai-responses`` takes: the tool choice is passed on."""
 
-    tool_choice: ToolChoice
 
-
-class AzureOpenAIResponsesSimpleOptions(SimpleStreamOptions, total=False):
+class AzureOpenAIResponsesSimpleOptions(SimpleStreamOptions, ToolChoiceOption, total=False):
     """What ``stream_simple`` of ``azure-openai-responses`` takes: the tool choice and where
     the deployment is are passed on."""
 
-    tool_choice: ToolChoice
     azure_api_version: str
     azure_resource_name: str
     azure_base_url: str

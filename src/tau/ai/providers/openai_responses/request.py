@@ -13,19 +13,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
+from tau.ai.adapter import set_given
 from tau.ai.errors import ProviderError
 from tau.ai.providers.openai_responses.options import ResponsesOptions
-from tau.ai.types import (
-    AssistantMessage,
-    Context,
-    ImageContent,
-    Model,
-    TextContent,
-    ThinkingContent,
-    Tool,
-    ToolResultMessage,
-    UserMessage,
-)
+from tau.ai.providers.parts import typed_parts
+from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool
 from tau.ai.utils.hash import short_hash
 from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import normalize_id_responses, transform_messages
@@ -106,12 +99,7 @@ def _user_item(model: Model, message: UserMessage) -> JsonDict | None:
     if isinstance(content, str):
         parts: list[JsonDict] = [{"type": "input_text", "text": sanitize_surrogates(content)}]
     else:
-        parts = []
-        for block in content:
-            if isinstance(block, TextContent):
-                parts.append({"type": "input_text", "text": sanitize_surrogates(block.text)})
-            elif model.supports_images:
-                parts.append(_image_part(block))
+        parts = typed_parts(content, "input_text", _image_part if model.supports_images else None)
         if not parts:
             return None
     return {"role": "user", "content": parts}
@@ -253,17 +241,14 @@ def responses_body(
     session_id = options.get("session_id")
     if session_id and options.get("cache_retention") != "none":
         payload["prompt_cache_key"] = session_id
-    max_tokens = options.get("max_tokens")
-    if max_tokens:
-        payload["max_output_tokens"] = max_tokens
-    temperature = options.get("temperature")
-    if temperature is not None:
-        payload["temperature"] = temperature
     if context.tools:
         payload["tools"] = convert_tools(context.tools)
-    tool_choice = options.get("tool_choice")
-    if tool_choice is not None:
-        payload["tool_choice"] = tool_choice
+    set_given(
+        payload,
+        max_output_tokens=options.get("max_tokens") or None,
+        temperature=options.get("temperature"),
+        tool_choice=options.get("tool_choice"),
+    )
     payload.update(reasoning_params(model, options))
     return payload
 
