@@ -12,13 +12,11 @@ from typing import Any
 import httpx2
 import pytest
 
-pytest.importorskip("starlette")
-uvicorn = pytest.importorskip("uvicorn")
-
-from tau.agent import Agent, AgentTool  # noqa: E402
-from tau.ai import (  # noqa: E402
+from tau.agent import Agent, AgentTool
+from tau.ai import (
     AbortController,
     AssistantMessage,
+    AssistantMessageEventStream,
     Context,
     Model,
     Tool,
@@ -26,16 +24,12 @@ from tau.ai import (  # noqa: E402
     UserMessage,
     stream_simple,
 )
-from tau.ai.event_stream import AssistantMessageEventStream  # noqa: E402
-from tau.ai.providers.faux import (  # noqa: E402
-    FauxResponse,
-    faux_calls,
-    faux_model,
-    text,
-    thinking,
-    tool_call,
-)
-from tau.proxy import stream_proxy  # noqa: E402
+from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, thinking, tool_call
+from tau.proxy import stream_proxy
+
+pytest.importorskip("starlette")
+uvicorn = pytest.importorskip("uvicorn")
+
 from tau.proxy.server import create_proxy_app, main  # noqa: E402
 
 TOKEN = "test-token-123"

@@ -15,7 +15,6 @@ from tau.ai.adapter import (
     apply_on_payload,
     launch_http,
     run_http_adapter,
-    run_http_frames,
 )
 from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.catalog import get_model, get_models, get_providers, models_are_equal
@@ -216,7 +215,6 @@ __all__ = [
     "parse_streaming_json",
     "register_api_provider",
     "run_http_adapter",
-    "run_http_frames",
     "sanitize_surrogates",
     "short_hash",
     "stream",
@@ -229,51 +227,50 @@ __all__ = [
     "validate_tool_call",
 ]
 
-# Names resolved on first use: the adapters' option types live beside their adapters.
-_LAZY = dict.fromkeys(
-    (
-        "AnthropicOptions",
-        "AnthropicSimpleOptions",
-        "AzureOpenAIResponsesOptions",
-        "AzureOpenAIResponsesSimpleOptions",
-        "BedrockOptions",
-        "BedrockSimpleOptions",
-        "GoogleOptions",
-        "GoogleSimpleOptions",
-        "GoogleThinking",
-        "GoogleVertexOptions",
-        "GoogleVertexSimpleOptions",
-        "MistralOptions",
-        "MistralSimpleOptions",
-        "OpenAICompletionsOptions",
-        "OpenAICompletionsSimpleOptions",
-        "OpenAIResponsesOptions",
-        "OpenAIResponsesSimpleOptions",
-        "ProviderStreamOptions",
-    ),
-    "tau.ai.provider_options",
-)
+# Names resolved on first use: each adapter's option types live beside the adapter, and
+# importing them loads no adapter (only its options module).
+_LAZY = {
+    "AnthropicOptions": "tau.ai.providers.anthropic.options",
+    "AnthropicSimpleOptions": "tau.ai.providers.anthropic.options",
+    "BedrockOptions": "tau.ai.providers.bedrock.options",
+    "BedrockSimpleOptions": "tau.ai.providers.bedrock.options",
+    "GoogleOptions": "tau.ai.providers.google.options",
+    "GoogleSimpleOptions": "tau.ai.providers.google.options",
+    "GoogleThinking": "tau.ai.providers.google.options",
+    "GoogleVertexOptions": "tau.ai.providers.google.options",
+    "GoogleVertexSimpleOptions": "tau.ai.providers.google.options",
+    "MistralOptions": "tau.ai.providers.mistral.options",
+    "MistralSimpleOptions": "tau.ai.providers.mistral.options",
+    "OpenAICompletionsOptions": "tau.ai.providers.openai_completions.options",
+    "OpenAICompletionsSimpleOptions": "tau.ai.providers.openai_completions.options",
+    "AzureOpenAIResponsesOptions": "tau.ai.providers.openai_responses.options",
+    "AzureOpenAIResponsesSimpleOptions": "tau.ai.providers.openai_responses.options",
+    "OpenAIResponsesOptions": "tau.ai.providers.openai_responses.options",
+    "OpenAIResponsesSimpleOptions": "tau.ai.providers.openai_responses.options",
+    "ProviderStreamOptions": "tau.ai.provider_options",
+}
 
 if TYPE_CHECKING:
-    from tau.ai.provider_options import (
-        AnthropicOptions,
-        AnthropicSimpleOptions,
-        AzureOpenAIResponsesOptions,
-        AzureOpenAIResponsesSimpleOptions,
-        BedrockOptions,
-        BedrockSimpleOptions,
+    from tau.ai.provider_options import ProviderStreamOptions
+    from tau.ai.providers.anthropic.options import AnthropicOptions, AnthropicSimpleOptions
+    from tau.ai.providers.bedrock.options import BedrockOptions, BedrockSimpleOptions
+    from tau.ai.providers.google.options import (
         GoogleOptions,
         GoogleSimpleOptions,
         GoogleThinking,
         GoogleVertexOptions,
         GoogleVertexSimpleOptions,
-        MistralOptions,
-        MistralSimpleOptions,
+    )
+    from tau.ai.providers.mistral.options import MistralOptions, MistralSimpleOptions
+    from tau.ai.providers.openai_completions.options import (
         OpenAICompletionsOptions,
         OpenAICompletionsSimpleOptions,
+    )
+    from tau.ai.providers.openai_responses.options import (
+        AzureOpenAIResponsesOptions,
+        AzureOpenAIResponsesSimpleOptions,
         OpenAIResponsesOptions,
         OpenAIResponsesSimpleOptions,
-        ProviderStreamOptions,
     )
 
 

@@ -1,52 +1,22 @@
-"""The options of every built-in adapter, and their union.
+"""The union of every built-in adapter's options.
 
-Loaded only when one of these names is first used (``tau.ai`` resolves them lazily), so
-``import tau.ai`` imports no adapter package.
+Loaded when ``tau.ai.ProviderStreamOptions`` is first used (``tau.ai`` resolves it lazily),
+so ``import tau.ai`` imports no adapter package.
 """
 
 from __future__ import annotations
 
-from tau.ai.providers.anthropic.options import AnthropicOptions, AnthropicSimpleOptions
-from tau.ai.providers.bedrock.options import BedrockOptions, BedrockSimpleOptions
-from tau.ai.providers.google.options import (
-    GoogleOptions,
-    GoogleSimpleOptions,
-    GoogleThinking,
-    GoogleVertexOptions,
-    GoogleVertexSimpleOptions,
-)
-from tau.ai.providers.mistral.options import MistralOptions, MistralSimpleOptions
-from tau.ai.providers.openai_completions.options import (
-    OpenAICompletionsOptions,
-    OpenAICompletionsSimpleOptions,
-)
+from tau.ai.providers.anthropic.options import AnthropicOptions
+from tau.ai.providers.bedrock.options import BedrockOptions
+from tau.ai.providers.google.options import GoogleVertexOptions
+from tau.ai.providers.mistral.options import MistralOptions
+from tau.ai.providers.openai_completions.options import OpenAICompletionsOptions
 from tau.ai.providers.openai_responses.options import (
     AzureOpenAIResponsesOptions,
-    AzureOpenAIResponsesSimpleOptions,
     OpenAIResponsesOptions,
-    OpenAIResponsesSimpleOptions,
 )
 
-__all__ = [
-    "AnthropicOptions",
-    "AnthropicSimpleOptions",
-    "AzureOpenAIResponsesOptions",
-    "AzureOpenAIResponsesSimpleOptions",
-    "BedrockOptions",
-    "BedrockSimpleOptions",
-    "GoogleOptions",
-    "GoogleSimpleOptions",
-    "GoogleThinking",
-    "GoogleVertexOptions",
-    "GoogleVertexSimpleOptions",
-    "MistralOptions",
-    "MistralSimpleOptions",
-    "OpenAICompletionsOptions",
-    "OpenAICompletionsSimpleOptions",
-    "OpenAIResponsesOptions",
-    "OpenAIResponsesSimpleOptions",
-    "ProviderStreamOptions",
-]
+__all__ = ["ProviderStreamOptions"]
 
 
 class ProviderStreamOptions(

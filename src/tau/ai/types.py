@@ -419,19 +419,33 @@ class OpenAICompletionsCompat(Generic[Unset]):
     """
 
     supports_store: bool | Unset = _DETECTED
+    """Whether the endpoint takes ``store`` (tau sends ``store: false``)."""
     supports_developer_role: bool | Unset = _DETECTED
+    """Whether a reasoning model's system prompt goes in the ``developer`` role."""
     supports_reasoning_effort: bool | Unset = _DETECTED
+    """Whether ``reasoning_effort`` is sent at all."""
     reasoning_effort_map: dict[str, str] | Unset = _DETECTED
+    """Reasoning levels renamed for the endpoint (Groq's Qwen3 takes ``default``)."""
     supports_usage_in_streaming: bool | Unset = _DETECTED
+    """Whether ``stream_options: {include_usage: true}`` is sent."""
     max_tokens_field: MaxTokensField | Unset = _DETECTED
+    """Which field carries the output limit."""
     requires_tool_result_name: bool | Unset = _DETECTED
+    """Whether a tool result carries its tool's ``name``."""
     requires_assistant_after_tool_result: bool | Unset = _DETECTED
+    """Whether a user turn after tool results needs an assistant turn between."""
     requires_thinking_as_text: bool | Unset = _DETECTED
+    """Whether replayed thinking goes in front of the text instead of its own field."""
     thinking_format: ThinkingFormat | Unset = _DETECTED
+    """How reasoning is switched on (``reasoning_effort``, OpenRouter, z.ai, Qwen…)."""
     open_router_routing: dict[str, list[str]] | Unset = _DETECTED
+    """OpenRouter's ``provider`` routing (``only``, ``order``)."""
     vercel_gateway_routing: dict[str, list[str]] | Unset = _DETECTED
+    """Vercel AI Gateway's routing (``only``, ``order``)."""
     supports_strict_mode: bool | Unset = _DETECTED
+    """Whether each tool carries ``strict: false``."""
     supports_prompt_cache_key: bool | Unset = _DETECTED
+    """Whether the session id is sent as ``prompt_cache_key``."""
     accepts_empty_tools: bool | Unset = _DETECTED
     """Whether ``tools: []`` may be sent (api.openai.com rejects an empty list)."""
 

@@ -6,18 +6,5 @@
   ``python -m tau.proxy`` (needs the ``[server]`` extra, imported only there).
 """
 
-from tau.proxy.client import (
-    PROXY_OPTION_KEYS,
-    ProxyDecoder,
-    decode_proxy_event,
-    encode_proxy_event,
-    stream_proxy,
-)
-
-__all__ = [
-    "PROXY_OPTION_KEYS",
-    "ProxyDecoder",
-    "decode_proxy_event",
-    "encode_proxy_event",
-    "stream_proxy",
-]
+from tau.proxy.client import *  # noqa: F403 (the client's public names are the package's)
+from tau.proxy.client import __all__ as __all__

@@ -185,17 +185,15 @@ class ProxyDecoder:
                 name=_text(data, "toolName"),
                 thought_signature=data.get("thoughtSignature"),
             )
-        elif kind == "text_end":
-            text = out.block(key)
-            if not isinstance(text, TextContent):
-                raise _not_open(data, TextContent)
-            text.text_signature = data.get("contentSignature") or text.text_signature
-            out.close(key)
-        elif kind == "thinking_end":
-            thought = out.block(key)
-            if not isinstance(thought, ThinkingContent):
-                raise _not_open(data, ThinkingContent)
-            thought.thinking_signature = data.get("contentSignature") or thought.thinking_signature
+        elif kind == "text_end" or kind == "thinking_end":
+            block = out.block(key)
+            signature = data.get("contentSignature")
+            if isinstance(block, TextContent) and kind == "text_end":
+                block.text_signature = signature or block.text_signature
+            elif isinstance(block, ThinkingContent) and kind == "thinking_end":
+                block.thinking_signature = signature or block.thinking_signature
+            else:
+                raise _not_open(data, TextContent if kind == "text_end" else ThinkingContent)
             out.close(key)
         elif kind == "toolcall_end":
             if not isinstance(out.block(key), ToolCall):

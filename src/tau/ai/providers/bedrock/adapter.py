@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from tau.ai.adapter import ProviderRequest, run_http_frames
+from tau.ai.adapter import ProviderRequest, run_http_adapter
 from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.bedrock.auth import sign
@@ -38,7 +38,7 @@ def stream(model: Model, context: Context, options: BedrockOptions) -> Assistant
     async def run(builder: MessageBuilder) -> None:
         request = build_request(model, context, options)
         decoder = BedrockDecoder(builder)
-        await run_http_frames(builder, request, decoder, options, authorize=authorize)
+        await run_http_adapter(builder, request, decoder, options, authorize=authorize)
 
     return launch_stream(model, options, run)
 
