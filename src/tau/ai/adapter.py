@@ -18,18 +18,14 @@ The driver (:func:`run_http_adapter`) does the rest, the same way for everyone: 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeGuard, cast
+from typing import Any, Protocol, TypeAlias, TypeGuard, cast
 
 from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.errors import ProviderError, ProviderHTTPError
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.types import Context, Model
-
-if TYPE_CHECKING:
-    from tau.ai.http import HTTPStream
 
 __all__ = [
     "EventDecoder",
@@ -114,32 +110,6 @@ def set_given(body: dict[str, Any], **fields: Any) -> None:
             body[name] = value
 
 
-@asynccontextmanager
-async def _send(
-    builder: MessageBuilder,
-    request: ProviderRequest,
-    options: Mapping[str, Any],
-    authorize: Authorize | None,
-    explain: ExplainError | None,
-    expect: tuple[str, ...],
-) -> AsyncIterator[HTTPStream]:
-    from tau.ai.http import json_bytes, open_stream
-
-    body = await apply_on_payload(options, request.body, builder.model)
-    content = json_bytes(body)
-    if authorize is not None:
-        request = await authorize(request, content)
-    try:
-        async with open_stream(
-            options, "POST", request.url, headers=request.headers, content=content, expect=expect
-        ) as response:
-            yield response
-    except ProviderHTTPError as exc:
-        if explain is None:
-            raise
-        raise explain(exc) from exc
-
-
 async def run_http_adapter(
     builder: MessageBuilder,
     request: ProviderRequest,
@@ -152,21 +122,32 @@ async def run_http_adapter(
     """Send ``request`` and feed the response to ``decoder`` until it has ended: its
     server-sent events, or the raw chunks of a binary event stream for a
     :class:`FrameDecoder`."""
-    from tau.ai.http import SSE_TYPES
+    from tau.ai.http import SSE_TYPES, json_bytes, open_stream
 
     frames = decoder if _reads_frames(decoder) else None
     expect = (frames.content_type,) if frames is not None else SSE_TYPES
-    async with _send(builder, request, options, authorize, explain, expect) as response:
-        if frames is not None:
-            feed_chunk = frames.feed
-            async for chunk in response.chunks():
-                if not feed_chunk(chunk):
-                    break
-        else:
-            feed = cast(EventDecoder, decoder).feed
-            async for event in response:
-                if not feed(event.data, event.event):
-                    break
+    body = await apply_on_payload(options, request.body, builder.model)
+    content = json_bytes(body)
+    if authorize is not None:
+        request = await authorize(request, content)
+    try:
+        async with open_stream(
+            options, "POST", request.url, headers=request.headers, content=content, expect=expect
+        ) as response:
+            if frames is not None:
+                feed_chunk = frames.feed
+                async for chunk in response.chunks():
+                    if not feed_chunk(chunk):
+                        break
+            else:
+                feed = cast(EventDecoder, decoder).feed
+                async for event in response:
+                    if not feed(event.data, event.event):
+                        break
+    except ProviderHTTPError as exc:
+        if explain is None:
+            raise
+        raise explain(exc) from exc
     decoder.finish()
 
 

@@ -6,6 +6,7 @@ decode never import one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -14,7 +15,7 @@ import jiter
 
 from tau.ai.errors import ProviderError
 
-__all__ = ["JsonEventDecoder", "SSEDecoder", "SSEEvent", "decode_json_data"]
+__all__ = ["JsonEventDecoder", "SSEDecoder", "SSEEvent", "decode_json_data", "parse_json"]
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -152,6 +153,17 @@ class SSEDecoder:
         return event
 
 
+def parse_json(data: str) -> Any:
+    """The value of the JSON text ``data``: jiter parses it (three to four times faster than
+    the json module on the small objects of an event stream); what jiter refuses, json gets
+    to judge, since json accepts lone surrogate escapes (``"\\ud83d"``), which servers send
+    when a delta splits an emoji, and raises its own error for malformed text."""
+    try:
+        return jiter.from_json(data.encode())
+    except ValueError:
+        return json.loads(data)
+
+
 def decode_json_data(data: str, what: str) -> dict[str, Any] | None:
     """The JSON object in one SSE ``data`` field; ``None`` for an empty field or ``[DONE]``.
 
@@ -161,7 +173,7 @@ def decode_json_data(data: str, what: str) -> dict[str, Any] | None:
     if data == "[DONE]" or not data:
         return None
     try:
-        value = jiter.from_json(data.encode())
+        value = parse_json(data)
     except ValueError as exc:
         raise ProviderError(f"Malformed JSON in {what}: {exc}") from None
     if not isinstance(value, dict):

@@ -93,7 +93,8 @@ class HTTPStream:
         if iterator is None:
             return
         try:
-            if drain:
+            # A body read to its end has closed itself: nothing is left to drain.
+            if drain and not self.response.is_closed:
                 async with asyncio.timeout(DRAIN_S):
                     async for _ in iterator:
                         pass
@@ -169,8 +170,11 @@ class open_stream:
         self._watchdog.cancel()
         if self._stream is not None:
             await self._stream._finish(drain=exc_type is None)
-        if self._response is not None:
-            await asyncio.shield(self._response.aclose())
+        response = self._response
+        if response is not None and not response.is_closed:
+            # Read to its end (the usual case), the response has closed itself already;
+            # otherwise release the connection even if this task is being cancelled.
+            await asyncio.shield(response.aclose())
         if exc_type is not None and issubclass(exc_type, asyncio.CancelledError):
             self._raise_if_timed_out()
 

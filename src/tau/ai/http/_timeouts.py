@@ -103,9 +103,16 @@ class Watchdog:
         """The first data arrived: from now on the idle limit applies."""
         self.got_data = True
         self.last = self.clock()
-        self.cancel()
-        if self.idle is not None:
-            self._schedule(self.last + self.idle)
+        if self.idle is None:
+            self.cancel()
+            return
+        deadline = self.last + self.idle
+        handle = self._handle
+        # A timer due before the idle deadline can stay: when it fires it re-arms for the
+        # deadline then due, which saves a reschedule on every request.
+        if handle is None or handle.when() > deadline:
+            self.cancel()
+            self._schedule(deadline)
 
     def _schedule(self, deadline: float) -> None:
         self._handle = self._loop.call_at(deadline, self._check)

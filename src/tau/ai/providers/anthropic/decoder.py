@@ -13,6 +13,7 @@ from typing import Any
 
 from tau.ai.builder import MessageBuilder
 from tau.ai.errors import ProviderError, excerpt
+from tau.ai.sse import parse_json
 from tau.ai.types import AssistantMessage, StopReason, ThinkingContent, Tool, ToolCall, Usage
 
 __all__ = ["REDACTED_THINKING_TEXT", "AnthropicDecoder", "UsageCounts"]
@@ -54,7 +55,7 @@ class AnthropicDecoder:
         """Apply one event (the per-token hot path); False after ``message_stop``."""
         builder = self._builder
         try:
-            payload = json.loads(data)
+            payload = parse_json(data)
             kind = payload["type"]
             if kind == "content_block_delta":
                 index = payload["index"]

@@ -16,6 +16,7 @@ from typing import Any
 
 from tau.ai.builder import MessageBuilder
 from tau.ai.errors import ProviderError
+from tau.ai.sse import parse_json
 from tau.ai.types import StopReason, ToolCall, Usage
 
 # OpenAI's own reasons, and the others that compatible servers document, by what they mean.
@@ -162,14 +163,15 @@ class OpenAICompletionsDecoder:
 
     def feed(self, data: str, event: str = "message") -> bool:
         """Feed one SSE ``data`` payload; returns False once ``[DONE]`` has arrived."""
-        if data == "[DONE]":
-            self.saw_done = True
-            return False
-        stripped = data.lstrip()
-        if not stripped or stripped[0] not in "{[":
-            return True  # keep-alive noise some proxies send as data
+        if data[:1] != "{":
+            if data == "[DONE]":
+                self.saw_done = True
+                return False
+            stripped = data.lstrip()
+            if not stripped or stripped[0] not in "{[":
+                return True  # keep-alive noise some proxies send as data
         try:
-            chunk = json.loads(data)
+            chunk = parse_json(data)
         except ValueError:
             raise ProviderError(
                 f"The server sent malformed JSON in a stream event: {data[:_ERROR_EXCERPT]!r}"
