@@ -26,7 +26,7 @@ from tau.ai.entry import (
     stream_simple,
     stream_sync,
 )
-from tau.ai.env_keys import get_env_api_key
+from tau.ai.env_keys import get_env_api_key, require_api_key, resolve_api_key
 from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream, EventStream, StreamEndedError
 from tau.ai.events import (
@@ -44,7 +44,14 @@ from tau.ai.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from tau.ai.options import SimpleStreamOptions, StreamOptions, Timeouts
+from tau.ai.options import (
+    PayloadHook,
+    SimpleStreamOptions,
+    StreamOptions,
+    Timeouts,
+    ToolChoice,
+    ToolChoiceOption,
+)
 from tau.ai.registry import (
     ApiProvider,
     UnknownApiError,
@@ -151,6 +158,7 @@ __all__ = [
     "OpenAICompletionsSimpleOptions",
     "OpenAIResponsesOptions",
     "OpenAIResponsesSimpleOptions",
+    "PayloadHook",
     "ProviderError",
     "ProviderRequest",
     "ProviderStreamOptions",
@@ -177,6 +185,8 @@ __all__ = [
     "ToolCallEndEvent",
     "ToolCallIdNormalizer",
     "ToolCallStartEvent",
+    "ToolChoice",
+    "ToolChoiceOption",
     "ToolResultMessage",
     "ToolValidationError",
     "UnknownApiError",
@@ -214,6 +224,8 @@ __all__ = [
     "overflow_patterns",
     "parse_streaming_json",
     "register_api_provider",
+    "require_api_key",
+    "resolve_api_key",
     "run_http_adapter",
     "sanitize_surrogates",
     "short_hash",
