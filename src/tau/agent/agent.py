@@ -54,6 +54,7 @@ from typing import Any, Literal, TypeAlias, cast
 from tau.agent.events import AgentEvent
 from tau.agent.loop import AgentError, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
+from tau.agent.observe import RunObserver
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
     AfterToolCall,
@@ -137,6 +138,8 @@ class Agent:
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         stream_options: Mapping[str, Any] | None = None,
+        name: str = "tau",
+        instrument: RunObserver | bool | None = None,
     ) -> None:
         self._state = AgentState(
             system_prompt=system_prompt,
@@ -165,6 +168,11 @@ class Agent:
         self.after_tool_call: AfterToolCall | None = after_tool_call
         self.stream_options: dict[str, Any] = dict(stream_options or {})
         """Other :func:`tau.ai.stream_simple` options (``temperature``, ``max_tokens``…)."""
+        self.name = name
+        """The agent's name in traces (``invoke_agent {name}``)."""
+        self.instrument: RunObserver | bool | None = instrument
+        """Tracing: None follows ``tau.telemetry.instrument()``, False is off, True or a
+        ``tau.telemetry.InstrumentationSettings`` is on for this agent."""
         self._listeners: dict[AgentListener, None] = {}
         self._listener_snapshot: tuple[AgentListener, ...] = ()
         self._steering: list[AgentMessage] = []
@@ -437,6 +445,8 @@ class Agent:
             session_id=self.session_id,
             stream_fn=self.stream_fn,
             stream_options=options,
+            name=self.name,
+            instrument=self.instrument,
         )
         try:
             if messages is None:

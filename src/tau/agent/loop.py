@@ -64,6 +64,7 @@ from tau.agent.events import (
     TurnStartEvent,
 )
 from tau.agent.messages import AgentMessage, message_role
+from tau.agent.observe import RunInfo, RunObservation, resolve_run_observer
 from tau.agent.tools import (
     AgentTool,
     AgentToolResult,
@@ -210,6 +211,13 @@ class _Run:
                 options[key] = value
         options["signal"] = self.signal
         self.options = options
+        observer = resolve_run_observer(config.instrument)
+        self.observation: RunObservation | None = None
+        if observer is not None:
+            info = RunInfo(config.name, config, self.context, self.prompts or ())
+            self.observation = observation = observer.start_run(info)
+            self.sink = observation.sink(self.sink)
+            self.stream_fn = observation.stream_fn(self.stream_fn)
 
     # ----------------------------------------------------------------------- emitting
 
@@ -241,6 +249,11 @@ class _Run:
     # ----------------------------------------------------------------------- the run
 
     async def run(self) -> list[AgentMessage]:
+        if self.observation is not None:
+            return await self.observation.run(self._run)
+        return await self._run()
+
+    async def _run(self) -> list[AgentMessage]:
         remove_abort = self.signal.add_callback(self._on_abort_threadsafe)
         try:
             try:
@@ -579,7 +592,10 @@ class _Run:
             prepared.updates = self.loop.create_task(self._chain(prepared.updates, event))
 
         try:
-            value = await run_tool(prepared.tool, call.id, prepared.args, self.signal, on_update)
+            work = run_tool(prepared.tool, call.id, prepared.args, self.signal, on_update)
+            if self.observation is not None:
+                work = self.observation.execute_tool(call, work)
+            value = await work
             return as_tool_result(value), False
         except asyncio.CancelledError:
             raise
