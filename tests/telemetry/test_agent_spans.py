@@ -45,7 +45,9 @@ def scripted_model():  # type: ignore[no-untyped-def]
         id="scripted",
     )
     # Prices per million tokens, so cost is visible: 100*2 + 20*10 + 50*1 + 10*4 = 490 / 1e6.
-    return dataclasses.replace(model, cost=ModelCost(input=2, output=10, cache_read=1, cache_write=4))
+    return dataclasses.replace(
+        model, cost=ModelCost(input=2, output=10, cache_read=1, cache_write=4)
+    )
 
 
 def agent(model, instrument) -> Agent:  # type: ignore[no-untyped-def]
@@ -180,5 +182,6 @@ async def test_tool_failures_and_calls_that_never_ran_are_error_spans(otel: Otel
     assert missing_span.status.status_code.name == "ERROR"
     assert missing_span.attributes["error.type"] == "_OTHER"  # type: ignore[index]
     assert "secret detail" not in json.dumps(
-        [dict(s.attributes or {}) for s in otel.spans()] + [s.status.description for s in otel.spans()]
+        [dict(s.attributes or {}) for s in otel.spans()]
+        + [s.status.description for s in otel.spans()]
     )

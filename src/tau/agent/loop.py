@@ -47,7 +47,7 @@ import dataclasses
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from tau.agent.events import (
@@ -592,7 +592,9 @@ class _Run:
             prepared.updates = self.loop.create_task(self._chain(prepared.updates, event))
 
         try:
-            work = run_tool(prepared.tool, call.id, prepared.args, self.signal, on_update)
+            work: Awaitable[Any] = run_tool(
+                prepared.tool, call.id, prepared.args, self.signal, on_update
+            )
             if self.observation is not None:
                 work = self.observation.execute_tool(call, work)
             value = await work

@@ -105,7 +105,7 @@ def _background_loop() -> asyncio.AbstractEventLoop:
 # The caller's context variables (an active trace span, for one) reach the background loop:
 # run_coroutine_threadsafe schedules through call_soon_threadsafe, whose callback runs in a
 # copy of the calling thread's context, and the task it creates copies that context in turn.
-# tests/telemetry/test_context.py holds this in place.
+# tests/telemetry/test_content_and_context.py holds this in place.
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:

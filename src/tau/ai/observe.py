@@ -198,7 +198,9 @@ class RequestReport:
                 attempt, max_retries, self._method, self._url_text, delay, reason,
             )  # fmt: skip
         if self._observer is not None:
-            self._observer.retry(attempt, delay, reason, status if isinstance(status, int) else None)
+            self._observer.retry(
+                attempt, delay, reason, status if isinstance(status, int) else None
+            )
 
 
 def request_report(method: str, url: str, headers: Mapping[str, str]) -> RequestReport | None:

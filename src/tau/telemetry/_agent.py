@@ -11,6 +11,7 @@ result is delivered. Turn boundaries are events on the run's span.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -235,13 +236,10 @@ class AgentRun:
         finally:
             otel_context.detach(token)
         if self._settings.capture_content:
-            try:
-                span.set_attribute(
-                    _semconv.TOOL_RESULT,
-                    _content.to_json(_content.result_value(as_tool_result(value).content)),
-                )
-            except Exception:  # the loop reports a value it cannot use; the span just ends
-                pass
+            # A value the loop cannot use is reported by the loop; the span just ends.
+            with contextlib.suppress(Exception):
+                result = _content.result_value(as_tool_result(value).content)
+                span.set_attribute(_semconv.TOOL_RESULT, _content.to_json(result))
         span.end()
         return value
 

@@ -80,17 +80,17 @@ class ChatCall:
                 )
             attributes[_semconv.INPUT_MESSAGES] = _content.input_messages(context.messages)
         kind = SpanKind.INTERNAL if model.api in _IN_PROCESS_APIS else SpanKind.CLIENT
-        self.span = settings.tracer.start_span(
-            f"chat {model.id}", kind=kind, attributes=attributes
-        )
-        key = options.get("api_key")
-        self._secret = key if isinstance(key, str) and len(key) >= 4 else None
+        self.span = settings.tracer.start_span(f"chat {model.id}", kind=kind, attributes=attributes)
+        api_key = options.get("api_key")
+        self._secret = api_key if isinstance(api_key, str) and len(api_key) >= 4 else None
         self._started = time.perf_counter()
         self._first_chunk: float | None = None
 
     # ----------------------------------------------------------------------- starting
 
-    def start(self, start: Start, model: Model, context: Context, options: Mapping[str, Any]) -> Any:
+    def start(
+        self, start: Start, model: Model, context: Context, options: Mapping[str, Any]
+    ) -> Any:
         """Start the call with this span current (the call's task inherits it)."""
         tokens = self._enter()
         try:
