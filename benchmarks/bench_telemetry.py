@@ -31,11 +31,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 import timeit
 from collections.abc import Awaitable, Callable
@@ -321,29 +318,8 @@ def main() -> None:
     import bench_providers
 
     case = bench_providers.openai_text_case()
-    with tempfile.TemporaryDirectory() as directory:
-        records = [r.decode("latin-1") for r in case.events]
-        data = {"type": case.content_type, "records": records}
-        (Path(directory) / f"{case.name}.json").write_text(json.dumps(data))
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path[:2])}
-        server = subprocess.Popen(
-            [sys.executable, bench_providers.__file__, "--serve", directory],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        try:
-            assert server.stdout is not None
-            port = int(server.stdout.readline())
-            rows = asyncio.run(measure(f"http://127.0.0.1:{port}/{case.name}", args.runs))
-        finally:
-            assert server.stdin is not None
-            server.stdin.close()
-            try:
-                server.wait(10)
-            except subprocess.TimeoutExpired:
-                server.kill()
+    with bench_providers.serving([case]) as base_url:
+        rows = asyncio.run(measure(f"{base_url}/{case.name}", args.runs))
     print(
         f"client CPU, best of {args.runs} runs, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
