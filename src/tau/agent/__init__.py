@@ -7,6 +7,8 @@
 * :func:`register_message_type` — application message roles next to the LLM ones.
 * :class:`RunObserver`, :func:`set_run_observer` — the seam tracing (``tau.telemetry``) uses.
 * :func:`stream_proxy` — an LLM call through a tau proxy server (``tau.agent.proxy_server``).
+* :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
+  tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
 
 from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
@@ -51,6 +53,7 @@ from tau.agent.observe import (
     set_run_observer,
 )
 from tau.agent.proxy import stream_proxy
+from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,
     AgentToolResult,
@@ -109,6 +112,8 @@ __all__ = [
     "ToolExecutionMode",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "ToolNameClashError",
+    "ToolSource",
     "ToolUpdateCallback",
     "TurnEndEvent",
     "TurnStartEvent",

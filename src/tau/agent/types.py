@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from tau.agent.messages import AgentMessage, default_convert_to_llm
+from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool, AgentToolResult
 from tau.ai.abort import AbortSignal
 from tau.ai.event_stream import AssistantMessageEventStream
@@ -144,6 +145,9 @@ class AgentLoopConfig:
     ``name`` names the agent in traces; ``instrument`` chooses the run's observer (see
     :mod:`tau.agent.observe`): None follows the process-wide ``tau.telemetry.instrument()``,
     False turns tracing off for this run, True or an ``InstrumentationSettings`` turns it on.
+
+    ``tool_sources`` (MCP servers, see :mod:`tau.agent.tool_sources`) are asked for their tools
+    before every LLM call; their tools join the context's own for that turn.
     """
 
     model: Model
@@ -164,3 +168,4 @@ class AgentLoopConfig:
     tool_abort_grace: float = 2.0
     name: str = "tau"
     instrument: RunObserver | bool | None = None
+    tool_sources: Sequence[ToolSource] = ()

@@ -52,7 +52,6 @@ class AgentRun:
             _semconv.REQUEST_MODEL: model.id,
             **_semconv.server_attributes(model.base_url),
         }
-        self._descriptions = {tool.name: tool.description for tool in info.context.tools or ()}
         self._span: Span = trace.INVALID_SPAN
         self._parent = otel_context.get_current()
         # Tool spans by call id, waiting for their execution (a list: ids may repeat).
@@ -175,7 +174,9 @@ class AgentRun:
             _semconv.TOOL_CALL_ID: event.tool_call_id,
             _semconv.TOOL_TYPE: "function",
         }
-        description = self._descriptions.get(event.tool_name)
+        # The run's tools as of this turn (tool sources such as MCP servers change them).
+        tools = self._info.context.tools or ()
+        description = next((t.description for t in tools if t.name == event.tool_name), None)
         if description:
             attributes[_semconv.TOOL_DESCRIPTION] = description
         if self._settings.capture_content:
