@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from tau.ai import AbortController, Context, Model, UserMessage, complete, stream
-from tau.ai.providers.faux import FauxResponse, faux_model, text
+from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call
 from tests.ai.servers import JSON_HEADERS, SSE_HEADERS, STALL, LocalServer, Reply
 from tests.telemetry.conftest import Otel
 
@@ -178,3 +178,33 @@ async def test_uninstrument_stops_observing(otel: Otel) -> None:
     assert get_call_observer() is None
     await complete(faux_model([FauxResponse(["x"])]), ask())
     assert otel.spans() == []
+
+
+async def test_a_failing_span_pipeline_breaks_neither_a_call_nor_a_run(
+    otel: Otel, caplog: pytest.LogCaptureFixture
+) -> None:
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    from tau.agent import Agent, agent_tool
+
+    class Broken(SpanProcessor):
+        def on_end(self, span: object) -> None:
+            raise RuntimeError("exporter down")
+
+    otel.tracer_provider.add_span_processor(Broken())
+    otel.instrument()
+
+    @agent_tool
+    def ping() -> str:
+        """Pings."""
+        return "pong"
+
+    model = faux_model(
+        [FauxResponse(["hi"]), FauxResponse([tool_call("ping", {})]), FauxResponse(["done"])]
+    )
+    assert (await complete(model, ask())).stop_reason == "stop"
+    agent = Agent(model=model, tools=[ping])
+    await agent.prompt("go")
+    assert agent.state.error is None
+    assert agent.state.messages[-1].text == "done"  # type: ignore[union-attr]
+    assert "recording the chat span failed" in caplog.text

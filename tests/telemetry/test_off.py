@@ -69,3 +69,26 @@ def test_a_run_without_instrumentation_imports_no_opentelemetry() -> None:
 
 def test_instrument_true_uses_the_global_providers() -> None:
     assert "SPANS ['chat faux-model', 'invoke_agent tau']" in run(RUN_WITH_GLOBAL_PROVIDER)
+
+
+WITHOUT_THE_EXTRA = """
+import sys
+sys.modules["opentelemetry"] = None  # as if opentelemetry-api were not installed
+from tau.agent import Agent
+from tau.ai.providers.faux import faux_model
+try:
+    Agent(model=faux_model(), instrument=True)
+except ImportError as exc:
+    print("AGENT", exc)
+try:
+    import tau.telemetry
+except ImportError as exc:
+    print("IMPORT", exc)
+"""
+
+
+def test_without_the_extra_instrumenting_says_what_to_install() -> None:
+    out = run(WITHOUT_THE_EXTRA)
+    assert "AGENT tau.telemetry needs the OpenTelemetry API" in out
+    assert "IMPORT tau.telemetry needs the OpenTelemetry API" in out
+    assert "pip install 'tau[otel]'" in out

@@ -55,7 +55,7 @@ from typing import Any, Literal, TypeAlias, cast
 from tau.agent.events import AgentEvent
 from tau.agent.loop import AgentError, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
-from tau.agent.observe import RunObserver
+from tau.agent.observe import RunObserver, resolve_run_observer
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
@@ -173,6 +173,8 @@ class Agent:
         """Other :func:`tau.ai.stream_simple` options (``temperature``, ``max_tokens``…)."""
         self.name = name
         """The agent's name in traces (``invoke_agent {name}``)."""
+        if instrument is True:
+            resolve_run_observer(True)  # a missing [otel] extra fails here, not mid-run
         self.instrument: RunObserver | bool | None = instrument
         """Tracing: None follows ``tau.telemetry.instrument()``, False is off, True or a
         ``tau.telemetry.InstrumentationSettings`` is on for this agent."""

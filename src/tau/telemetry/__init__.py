@@ -21,7 +21,12 @@ imports it, and nothing is observed until it is switched on.
 
 from __future__ import annotations
 
-from opentelemetry import metrics, trace
+try:
+    from opentelemetry import metrics, trace
+except ImportError as exc:  # the [otel] extra is not installed
+    raise ImportError(
+        f"tau.telemetry needs the OpenTelemetry API ({exc}): pip install 'tau[otel]'"
+    ) from exc
 
 from tau.agent import get_run_observer, set_run_observer
 from tau.ai import get_call_observer, set_call_observer

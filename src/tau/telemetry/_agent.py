@@ -32,6 +32,7 @@ from tau.agent import (
 from tau.ai import AssistantMessage, Context, Model, TextContent, ToolCall
 from tau.telemetry import _content, _semconv
 from tau.telemetry._chat import observe_call
+from tau.telemetry._guard import guarded
 
 if TYPE_CHECKING:
     from tau.telemetry._settings import InstrumentationSettings
@@ -88,16 +89,19 @@ class AgentRun:
                     info.context.system_prompt
                 )
             attributes[_semconv.INPUT_MESSAGES] = _content.input_messages(info.prompts)
-        span = self._span = self._settings.tracer.start_span(
-            f"invoke_agent {info.name}", kind=SpanKind.INTERNAL, attributes=attributes
-        )
+        with guarded("starting the agent span"):
+            self._span = self._settings.tracer.start_span(
+                f"invoke_agent {info.name}", kind=SpanKind.INTERNAL, attributes=attributes
+            )
+        span = self._span
         self._parent = trace.set_span_in_context(span)
         token = otel_context.attach(self._parent)
         try:
             return await body()
         except BaseException as exc:
-            span.set_attribute(_semconv.ERROR_TYPE, _exception_type(exc))
-            span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
+            with guarded("recording the agent span"):
+                span.set_attribute(_semconv.ERROR_TYPE, _exception_type(exc))
+                span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
             raise
         finally:
             otel_context.detach(token)
@@ -105,7 +109,8 @@ class AgentRun:
                 for tool_span in waiting:
                     _end_tool(tool_span, "aborted", None)
             self._tools.clear()
-            self._finish()
+            with guarded("ending the agent span"):
+                self._finish()
 
     def _finish(self) -> None:
         span = self._span
@@ -140,6 +145,11 @@ class AgentRun:
         return observed
 
     def _on_event(self, event: AgentEvent) -> None:
+        # A failing exporter must not become a failing sink, which would end the run.
+        with guarded(f"recording the agent event {event.type!r}"):
+            self._record(event)
+
+    def _record(self, event: AgentEvent) -> None:
         if event.type == "turn_start":
             self._turn += 1
             self._span.add_event(_semconv.TURN_START_EVENT, {_semconv.TURN: self._turn})
@@ -205,7 +215,8 @@ class AgentRun:
         text = _text(event.result.content) if self._settings.capture_content else None
         if event.is_error:
             _end_tool(span, "_OTHER", text)
-        else:
+            return
+        with guarded("ending a tool span"):
             if text is not None:
                 span.set_attribute(_semconv.TOOL_RESULT, text)
             span.end()
@@ -214,16 +225,10 @@ class AgentRun:
         """Run the tool with its span current; its outcome sets the span's status."""
         span = self._take_tool(call.id)
         if span is None:  # announced by no event: a run driven in some other way
-            span = self._settings.tracer.start_span(
-                f"execute_tool {call.name}",
-                context=self._parent,
-                kind=SpanKind.INTERNAL,
-                attributes={
-                    _semconv.OPERATION: "execute_tool",
-                    _semconv.TOOL_NAME: call.name,
-                    _semconv.TOOL_CALL_ID: call.id,
-                },
-            )
+            with guarded("starting a tool span"):
+                span = self._start_unannounced_tool(call)
+        if span is None:
+            return await work
         token = otel_context.attach(trace.set_span_in_context(span))
         try:
             value = await work
@@ -241,8 +246,21 @@ class AgentRun:
             with contextlib.suppress(Exception):
                 result = _content.result_value(as_tool_result(value).content)
                 span.set_attribute(_semconv.TOOL_RESULT, _content.to_json(result))
-        span.end()
+        with guarded("ending a tool span"):
+            span.end()
         return value
+
+    def _start_unannounced_tool(self, call: ToolCall) -> Span:
+        return self._settings.tracer.start_span(
+            f"execute_tool {call.name}",
+            context=self._parent,
+            kind=SpanKind.INTERNAL,
+            attributes={
+                _semconv.OPERATION: "execute_tool",
+                _semconv.TOOL_NAME: call.name,
+                _semconv.TOOL_CALL_ID: call.id,
+            },
+        )
 
     # ----------------------------------------------------------------------- model calls
 
@@ -269,6 +287,7 @@ def _text(content: list[Any]) -> str:
 
 def _end_tool(span: Span, error_type: str, description: str | None) -> None:
     """End a tool span as failed; ``description`` (the error text) only with content capture."""
-    span.set_attribute(_semconv.ERROR_TYPE, error_type)
-    span.set_status(Status(StatusCode.ERROR, description))
-    span.end()
+    with guarded("ending a tool span"):
+        span.set_attribute(_semconv.ERROR_TYPE, error_type)
+        span.set_status(Status(StatusCode.ERROR, description))
+        span.end()

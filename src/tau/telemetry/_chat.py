@@ -19,6 +19,7 @@ from tau.ai import (
     http_observer,
 )
 from tau.telemetry import _content, _semconv
+from tau.telemetry._guard import guarded
 
 if TYPE_CHECKING:
     from tau.telemetry._settings import InstrumentationSettings
@@ -135,7 +136,8 @@ class ChatCall:
         """See the stream's events; a stream that cannot be tapped ends the span at once."""
         tap = getattr(stream, "tap", None)
         if tap is None:
-            self.span.end()
+            with guarded("ending the chat span"):
+                self.span.end()
         else:
             tap(self.on_event)
 
@@ -144,11 +146,16 @@ class ChatCall:
     def on_event(self, event: AssistantMessageEvent) -> None:
         """Every event of the stream, as it is pushed: this is the per-event cost when on."""
         if event.type == "done":
-            self.finish(event.message)
+            self._finish_safely(event.message)
         elif event.type == "error":
-            self.finish(event.error)
+            self._finish_safely(event.error)
         elif self._first_chunk is None and event.type != "start":
             self._first_chunk = time.perf_counter()
+
+    def _finish_safely(self, message: AssistantMessage) -> None:
+        # Runs inside the adapter's push: a failing exporter or meter must not end the stream.
+        with guarded("recording the chat span"):
+            self.finish(message)
 
     def request(self, method: str, url: str) -> None:
         """An HTTP attempt: the address a model's URL template left open becomes known."""
@@ -219,9 +226,10 @@ class ChatCall:
     def abandon(self, exc: BaseException) -> None:
         """Starting the call raised (an unknown api, a failing stream function)."""
         span = self.span
-        span.set_attribute(_semconv.ERROR_TYPE, type(exc).__qualname__)
-        span.set_status(Status(StatusCode.ERROR, self._scrub(str(exc))))
-        span.end()
+        with guarded("ending the chat span"):
+            span.set_attribute(_semconv.ERROR_TYPE, type(exc).__qualname__)
+            span.set_status(Status(StatusCode.ERROR, self._scrub(str(exc))))
+            span.end()
 
     def _scrub(self, text: str | None) -> str | None:
         if text and self._secret is not None:
@@ -240,4 +248,9 @@ def observe_call(
     there is one, already covers it)."""
     if _observed.get():
         return start(model, context, options)
-    return ChatCall(settings, model, context, options).start(start, model, context, options)
+    call: ChatCall | None = None
+    with guarded("starting a chat span"):
+        call = ChatCall(settings, model, context, options)
+    if call is None:
+        return start(model, context, options)
+    return call.start(start, model, context, options)
