@@ -32,10 +32,12 @@ import argparse
 import asyncio
 import gc
 import os
+import statistics
 import sys
 import time
 import timeit
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -188,20 +190,37 @@ async def cpu(run: Run) -> tuple[float, int]:
     return time.process_time() - start, count
 
 
-async def best(variants: dict[str, Run], runs: int) -> dict[str, tuple[float, int]]:
-    """Best CPU seconds and the event count of each variant: interleaved, the order rotated
-    every round, garbage collected before each measurement."""
-    found: dict[str, tuple[float, int]] = {}
+@dataclass
+class Measured:
+    """One variant of a case: CPU seconds of each round, and the events one run consumes."""
+
+    rounds: list[float] = field(default_factory=list)
+    count: int = 0
+
+    @property
+    def best(self) -> float:
+        return min(self.rounds)
+
+
+async def best(variants: dict[str, Run], runs: int) -> dict[str, Measured]:
+    """Each variant's CPU seconds per round: interleaved, the order rotated every round,
+    garbage collected before each measurement."""
+    found = {name: Measured() for name in variants}
     names = list(variants)
     for run in variants.values():
         await run()  # warm up: imports, pooled connections, caches
     for round_ in range(runs):
         for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
             gc.collect()
-            seconds, count = await cpu(variants[name])
-            if name not in found or seconds < found[name][0]:
-                found[name] = (seconds, count)
+            seconds, found[name].count = await cpu(variants[name])
+            found[name].rounds.append(seconds)
     return found
+
+
+def paired_ratio(top: Measured, bottom: Measured) -> float:
+    """The median over rounds of top/bottom measured in the same round: a machine that
+    drifts or spikes during the run moves both sides of each pair alike."""
+    return statistics.median(a / b for a, b in zip(top.rounds, bottom.rounds, strict=True))
 
 
 async def pump(observer: Callable[[Any], object] | None) -> int:
@@ -235,7 +254,7 @@ def loopback_model(base_url: str) -> Model:
     )
 
 
-async def measure(base_url: str, runs: int) -> list[tuple[str, str, dict[str, tuple[float, int]]]]:
+async def measure(base_url: str, runs: int) -> list[tuple[str, str, dict[str, Measured]]]:
     pipeline = Pipeline()
     rows = []
     loopback = loopback_model(base_url)
@@ -278,7 +297,7 @@ async def measure(base_url: str, runs: int) -> list[tuple[str, str, dict[str, tu
     return rows
 
 
-def print_rows(rows: list[tuple[str, str, dict[str, tuple[float, int]]]]) -> None:
+def print_rows(rows: list[tuple[str, str, dict[str, Measured]]]) -> None:
     header = (
         f"{'case':<44}{'per':>6}{'bypass µs':>11}{'off µs':>9}{'on µs':>9}"
         f"{'off/bypass':>12}{'on/off':>8}"
@@ -286,27 +305,27 @@ def print_rows(rows: list[tuple[str, str, dict[str, tuple[float, int]]]]) -> Non
     print(header)
     print("-" * len(header))
     for name, unit, found in rows:
-        count_of = {variant: count for variant, (_, count) in found.items()}
         per = {
-            variant: seconds / count_of[variant] * 1e6 for variant, (seconds, _) in found.items()
+            variant: m.best / (SHORT_CALLS if unit == "call" else m.count) * 1e6
+            for variant, m in found.items()
         }
-        if unit == "call":
-            per = {
-                variant: value * count_of[variant] / SHORT_CALLS for variant, value in per.items()
-            }
         bypass = per.get("bypass")
         line = f"{name:<44}{unit:>6}"
         line += f"{bypass:>11.2f}" if bypass is not None else f"{'-':>11}"
         line += f"{per['off']:>9.2f}{per['on']:>9.2f}"
-        line += f"{per['off'] / bypass:>11.3f}×" if bypass is not None else f"{'-':>12}"
-        line += f"{per['on'] / per['off']:>7.2f}×"
+        if "bypass" in found:
+            line += f"{paired_ratio(found['off'], found['bypass']):>11.3f}×"
+        else:
+            line += f"{'-':>12}"
+        line += f"{paired_ratio(found['on'], found['off']):>7.2f}×"
         print(line)
     short = next(found for name, unit, found in rows if unit == "call")
     pumped = next(found for name, unit, found in rows if name.startswith("event pump"))
-    per_call = (short["on"][0] - short["off"][0]) / SHORT_CALLS * 1e6
-    per_event = (pumped["on"][0] - pumped["off"][0]) / pumped["off"][1] * 1e6
+    per_call = (short["on"].best - short["off"].best) / SHORT_CALLS * 1e6
+    per_event = (pumped["on"].best - pumped["off"].best) / pumped["off"].count * 1e6
     print(
-        f"\non: +{per_call:.1f} µs CPU per call (span, metrics, in-memory export; short faux "
+        "\nµs: best round; ratios: median of the ratios of runs made in the same round.\n"
+        f"on: +{per_call:.1f} µs CPU per call (span, metrics, in-memory export; short faux "
         f"calls), +{per_event:.3f} µs CPU per event (the tap; event pump)"
     )
 
