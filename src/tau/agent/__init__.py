@@ -5,6 +5,7 @@
 * :class:`Agent` — the stateful agent: transcript, queues, listeners, one run at a time.
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
+* :class:`RunObserver`, :func:`set_run_observer` — the seam tracing (``tau.telemetry``) uses.
 * :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
   tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
@@ -42,6 +43,13 @@ from tau.agent.messages import (
     register_message_type,
     registered_message_types,
     unregister_message_type,
+)
+from tau.agent.observe import (
+    RunInfo,
+    RunObservation,
+    RunObserver,
+    get_run_observer,
+    set_run_observer,
 )
 from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
@@ -94,6 +102,9 @@ __all__ = [
     "MessageStartEvent",
     "MessageUpdateEvent",
     "QueueMode",
+    "RunInfo",
+    "RunObservation",
+    "RunObserver",
     "StreamFn",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
@@ -112,11 +123,13 @@ __all__ = [
     "dump_agent_message",
     "dump_event",
     "event_to_json",
+    "get_run_observer",
     "load_agent_message",
     "register_message_type",
     "registered_message_types",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "set_run_observer",
     "tool_from_function",
     "unregister_message_type",
 ]

@@ -55,6 +55,7 @@ from typing import Any, Literal, TypeAlias, cast
 from tau.agent.events import AgentEvent
 from tau.agent.loop import AgentError, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
+from tau.agent.observe import RunObserver, resolve_run_observer
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
@@ -139,6 +140,8 @@ class Agent:
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         stream_options: Mapping[str, Any] | None = None,
+        name: str = "tau",
+        instrument: RunObserver | bool | None = None,
         tool_sources: Sequence[ToolSource] = (),
     ) -> None:
         self._state = AgentState(
@@ -168,6 +171,13 @@ class Agent:
         self.after_tool_call: AfterToolCall | None = after_tool_call
         self.stream_options: dict[str, Any] = dict(stream_options or {})
         """Other :func:`tau.ai.stream_simple` options (``temperature``, ``max_tokens``…)."""
+        self.name = name
+        """The agent's name in traces (``invoke_agent {name}``)."""
+        if instrument is True:
+            resolve_run_observer(True)  # a missing [otel] extra fails here, not mid-run
+        self.instrument: RunObserver | bool | None = instrument
+        """Tracing: None follows ``tau.telemetry.instrument()``, False is off, True or a
+        ``tau.telemetry.InstrumentationSettings`` is on for this agent."""
         self.tool_sources: list[ToolSource] = list(tool_sources)
         """Asked for their tools before every turn (MCP servers): see :mod:`tau.agent.mcp`."""
         self._listeners: dict[AgentListener, None] = {}
@@ -442,6 +452,8 @@ class Agent:
             session_id=self.session_id,
             stream_fn=self.stream_fn,
             stream_options=options,
+            name=self.name,
+            instrument=self.instrument,
             tool_sources=list(self.tool_sources),
         )
         try:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
+from tau.ai import observe
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.events import AssistantMessageEvent
+from tau.ai.observe import StartCall
 from tau.ai.options import SimpleStreamOptions
 from tau.ai.registry import resolve_api_provider
 from tau.ai.types import AssistantMessage, Context, Model
@@ -38,7 +40,17 @@ def stream(
     """
     provider = resolve_api_provider(model.api)
     provider.check(options)
-    return provider.stream(model, context, options)
+    return _call(provider.stream, model, context, options)
+
+
+def _call(
+    start: StartCall, model: Model, context: Context, options: Mapping[str, Any]
+) -> AssistantMessageEventStream:
+    # What is off costs nothing: one test per call when no observer (tracing) is installed.
+    observer = observe.call_observer
+    if observer is None:
+        return start(model, context, options)
+    return observer(start, model, context, options)
 
 
 async def _final_message(s: AssistantMessageEventStream) -> AssistantMessage:
@@ -70,7 +82,7 @@ def stream_simple(
     """
     provider = resolve_api_provider(model.api)
     provider.check(options, simple=True)
-    return provider.stream_simple(model, context, options)
+    return _call(provider.stream_simple, model, context, options)
 
 
 async def complete_simple(
@@ -103,6 +115,12 @@ def _background_loop() -> asyncio.AbstractEventLoop:
                 "(a hook or callback): use the async API there"
             )
         return _loop
+
+
+# The caller's context variables (an active trace span, for one) reach the background loop:
+# run_coroutine_threadsafe schedules through call_soon_threadsafe, whose callback runs in a
+# copy of the calling thread's context, and the task it creates copies that context in turn.
+# tests/telemetry/test_content_and_context.py holds this in place.
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:

@@ -23,6 +23,7 @@ from tau.ai.http import _retry
 from tau.ai.http._errors import error_message_from_body, read_limited
 from tau.ai.http._pool import get_client
 from tau.ai.http._timeouts import Phases, Watchdog, resolve_timeouts
+from tau.ai.observe import request_report
 from tau.ai.sse import SSEDecoder, SSEEvent
 
 DRAIN_S = 1.0
@@ -210,6 +211,7 @@ class open_stream:
         watchdog = self._watchdog
         assert watchdog is not None
         timeout = httpx2.Timeout(connect=connect, read=None, write=connect, pool=connect)
+        report = request_report(self._method, self._url, self._headers)  # None: nobody listens
         attempt = 0
         while True:
             if signal is not None and signal.aborted:
@@ -219,6 +221,8 @@ class open_stream:
                 timeout=timeout,
             )  # fmt: skip
             watchdog.arm()
+            if report is not None:
+                report.attempt()
             try:
                 response = await client.send(request, stream=True)
             except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
@@ -242,6 +246,8 @@ class open_stream:
                     f"Request to {self._host} failed: {describe_error(exc)}"
                 ) from exc
             else:
+                if report is not None:
+                    report.answered(response.status_code)
                 if response.is_success:
                     try:
                         await self._check_content_type(response)
@@ -266,6 +272,8 @@ class open_stream:
                     f"than max_retry_delay_ms={cap * 1000:g}; not retrying)"
                 )
             delay = server_delay if server_delay is not None else _retry.backoff(attempt)
+            if report is not None:
+                report.retry(attempt + 1, max_retries, delay, failure)
             await asyncio.sleep(delay)
             attempt += 1
 

@@ -117,6 +117,7 @@ class AnthropicDecoder:
             return  # the same message announced again: nothing new
         self._started = True
         self._message_id = started_id
+        self._builder.response_id(started_id)
         self._counts.apply(self._builder.message.usage, message.get("usage") or {})
         self._builder.start()
 

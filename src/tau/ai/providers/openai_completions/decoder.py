@@ -185,6 +185,8 @@ class OpenAICompletionsDecoder:
 
     def _chunk(self, chunk: dict[str, Any]) -> None:
         self.chunks += 1
+        if self.chunks == 1:
+            self.builder.response_id(chunk.get("id"))
         choices = chunk.get("choices")
         choice = choices[0] if type(choices) is list and choices else None
         if type(choice) is not dict:
