@@ -222,7 +222,9 @@ class MessageBuilder:
 
     def block(self, key: Hashable) -> AssistantContent | None:
         """The open block ``key`` names (to change its signature, name or id), or None."""
-        entry = self._texts.get(key) or self._thoughts.get(key) or self._calls.get(key)
+        entry: tuple[int, AssistantContent] | None = self._texts.get(key)
+        if entry is None:
+            entry = self._thoughts.get(key) or self._calls.get(key)
         return None if entry is None else entry[1]
 
     def close(self, key: Hashable, arguments: dict[str, Any] | None = None) -> None:

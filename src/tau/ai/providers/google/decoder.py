@@ -139,8 +139,16 @@ class GoogleDecoder:
         signature = part.get("thoughtSignature") or None
         text = part.get("text")
         if text is not None:
+            thought = part.get("thought") is True
+            if signature is None and text:
+                # The one part per token: more of the current block, or a new one.
+                if thought:
+                    builder.thinking(None, text)
+                else:
+                    builder.text(None, text)
+                return
             current = builder.block(None)
-            if part.get("thought") is True:
+            if thought:
                 if isinstance(current, ThinkingContent):
                     if signature:
                         current.thinking_signature = signature
