@@ -6,6 +6,8 @@
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
 * :func:`stream_proxy` — an LLM call through a tau proxy server (``tau.agent.proxy_server``).
+* :class:`UsageLimits`, :class:`RunUsage` — how much a run may use, and what it used
+  (``Agent(usage_limits=..., fallback_models=[...])``; see :mod:`tau.agent.usage`).
 """
 
 from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
@@ -14,6 +16,7 @@ from tau.agent.events import (
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
+    FallbackEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -65,9 +68,11 @@ from tau.agent.types import (
     StreamFn,
     ToolExecutionMode,
 )
+from tau.agent.usage import LIMIT_REACHED, RunUsage, UsageLimits
 
 __all__ = [
     "AGENT_EVENT_TYPES",
+    "LIMIT_REACHED",
     "AfterToolCall",
     "AfterToolCallContext",
     "AfterToolCallResult",
@@ -89,10 +94,12 @@ __all__ = [
     "BeforeToolCallContext",
     "BeforeToolCallResult",
     "CustomMessage",
+    "FallbackEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
     "QueueMode",
+    "RunUsage",
     "StreamFn",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
@@ -101,6 +108,7 @@ __all__ = [
     "ToolUpdateCallback",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UsageLimits",
     "agent_loop",
     "agent_loop_continue",
     "agent_tool",

@@ -38,9 +38,15 @@ Where this departs from pi-agent-core 0.58.3's ``Agent`` (deliberately):
   ``No model configured``.
 
 Snapshot rule (as in pi): a run reads the model, reasoning level, system prompt, tools,
-messages, session id, budgets, hooks, ``stream_fn`` and ``get_api_key`` once, when it starts;
-changing them (``session_id`` included) affects the next run. The steering and follow-up modes
-are read at every dequeue.
+messages, session id, budgets, hooks, ``stream_fn``, ``get_api_key``, ``usage_limits`` and
+``fallback_models`` once, when it starts; changing them (``session_id`` included) affects the
+next run. The steering and follow-up modes are read at every dequeue.
+
+Run control: ``usage_limits`` bound each run (:mod:`tau.agent.usage`) and ``state.usage`` holds
+its totals, live; ``prompt()`` starts them from zero and ``continue_()`` counts on, so a run
+stopped by a limit goes on, after the limit is raised, within the same totals.
+``fallback_models`` are tried in order when the model fails before it has streamed anything
+(:func:`tau.ai.fallback_stream_fn`); each failed attempt is a ``fallback`` event.
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
 from tau.agent.events import AgentEvent
-from tau.agent.loop import AgentError, run_agent_loop, run_agent_loop_continue
+from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
@@ -67,6 +73,8 @@ from tau.agent.types import (
     ToolExecutionMode,
     TransformContext,
 )
+from tau.agent.usage import RunUsage, UsageLimits
+from tau.ai import fallback_stream_fn
 from tau.ai.abort import AbortController
 from tau.ai.builder import ABORTED_MESSAGE, describe_error
 from tau.ai.options import PayloadHook
@@ -110,6 +118,8 @@ class AgentState:
     """Ids of the tool calls between ``tool_execution_start`` and ``tool_execution_end``."""
     error: str | None = None
     """Why the last run failed or stopped early (provider error, abort), else None."""
+    usage: RunUsage = field(default_factory=RunUsage)
+    """The totals of the current or last run (``continue_()`` adds to them)."""
 
 
 class Agent:
@@ -137,6 +147,8 @@ class Agent:
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         stream_options: Mapping[str, Any] | None = None,
+        usage_limits: UsageLimits | None = None,
+        fallback_models: Sequence[Model] = (),
     ) -> None:
         self._state = AgentState(
             system_prompt=system_prompt,
@@ -165,6 +177,10 @@ class Agent:
         self.after_tool_call: AfterToolCall | None = after_tool_call
         self.stream_options: dict[str, Any] = dict(stream_options or {})
         """Other :func:`tau.ai.stream_simple` options (``temperature``, ``max_tokens``…)."""
+        self.usage_limits: UsageLimits | None = usage_limits
+        """How much one run may use (None: no limit); raise it and ``continue_()`` to go on."""
+        self.fallback_models: list[Model] = list(fallback_models)
+        """Models tried in order when the model fails before streaming anything."""
         self._listeners: dict[AgentListener, None] = {}
         self._listener_snapshot: tuple[AgentListener, ...] = ()
         self._steering: list[AgentMessage] = []
@@ -330,14 +346,17 @@ class Agent:
             messages = list(input)
         else:
             messages = [cast(AgentMessage, input)]
+        self._state.usage = RunUsage()
         await self._run(messages)
 
     async def continue_(self) -> None:
         """Run from the transcript as it is: a retry, or queued messages after an answer.
 
         With an assistant message last, the queued steering messages (else follow-ups) are
-        delivered as a new input; with nothing queued that is an error, as is an empty
-        transcript or an active run.
+        delivered as a new input; with nothing queued, a last message that ended in ``error``
+        or ``aborted`` is retried (it stays in the transcript; providers never see it), and
+        any other is an error, as is an empty transcript or an active run. The run's usage
+        adds to ``state.usage``.
         """
         if self._state.is_streaming:
             raise AgentError(BUSY_CONTINUE)
@@ -355,7 +374,8 @@ class Agent:
             if follow_ups:
                 await self._run(follow_ups)
                 return
-            raise AgentError("Cannot continue from message role: assistant")
+            if not ended_in_failure(messages[-1]):
+                raise AgentError("Cannot continue from message role: assistant")
         await self._run(None)
 
     def abort(self, reason: str | None = None) -> None:
@@ -389,7 +409,15 @@ class Agent:
         state.stream_message = None
         state.pending_tool_calls = set()
         state.error = None
+        state.usage = RunUsage()
         self.clear_all_queues()
+
+    def _stream_fn(self) -> StreamFn | None:
+        if not self.fallback_models:
+            return self.stream_fn
+        return fallback_stream_fn(
+            self.fallback_models, self.stream_fn, get_api_key=self.get_api_key
+        )
 
     async def _run(
         self, messages: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
@@ -435,8 +463,10 @@ class Agent:
             reasoning=None if state.thinking_level == "off" else state.thinking_level,
             thinking_budgets=self.thinking_budgets,
             session_id=self.session_id,
-            stream_fn=self.stream_fn,
+            stream_fn=self._stream_fn(),
             stream_options=options,
+            usage_limits=self.usage_limits,
+            usage=state.usage,
         )
         try:
             if messages is None:

@@ -5,7 +5,13 @@ the first call for its ``model.api``.
 """
 
 from tau.ai.abort import AbortController, AbortedError, AbortSignal
-from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
+from tau.ai.builder import (
+    MessageBuilder,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    launch_stream,
+)
 from tau.ai.catalog import get_model, get_models, get_providers, models_are_equal
 from tau.ai.entry import (
     complete,
@@ -31,6 +37,15 @@ from tau.ai.events import (
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
+)
+from tau.ai.fallback import (
+    DEFAULT_FALL_BACK_ON,
+    FailedAttempt,
+    FailureKind,
+    FallbackEventStream,
+    FallBackOn,
+    classify_failure,
+    fallback_stream_fn,
 )
 from tau.ai.options import ProviderStreamOptions, SimpleStreamOptions, StreamOptions, Timeouts
 from tau.ai.registry import (
@@ -94,6 +109,7 @@ from tau.ai.utils.validation import (
 )
 
 __all__ = [
+    "DEFAULT_FALL_BACK_ON",
     "AbortController",
     "AbortSignal",
     "AbortedError",
@@ -106,6 +122,10 @@ __all__ = [
     "DoneEvent",
     "ErrorEvent",
     "EventStream",
+    "FailedAttempt",
+    "FailureKind",
+    "FallBackOn",
+    "FallbackEventStream",
     "ForeignThinking",
     "ImageContent",
     "IncrementalJsonParser",
@@ -115,8 +135,10 @@ __all__ = [
     "Model",
     "ModelCost",
     "OpenAICompletionsCompat",
+    "ProviderConnectionError",
     "ProviderError",
     "ProviderStreamOptions",
+    "ProviderTimeoutError",
     "SerializationError",
     "SimpleStreamOptions",
     "StartEvent",
@@ -147,12 +169,14 @@ __all__ = [
     "UsageCost",
     "UserMessage",
     "calculate_cost",
+    "classify_failure",
     "complete",
     "complete_simple",
     "complete_sync",
     "dump_context",
     "dump_message",
     "dump_model",
+    "fallback_stream_fn",
     "from_json",
     "get_api_provider",
     "get_api_providers",

@@ -43,7 +43,23 @@ UNKNOWN_ERROR_MESSAGE = "An unknown error occurred"
 
 
 class ProviderError(Exception):
-    """A failure an adapter reports; its text becomes the message's ``error_message``."""
+    """A failure an adapter reports; its text becomes the message's ``error_message``.
+
+    ``status`` is the HTTP status the provider gave for the failure, on the response or inside
+    an error event of a streamed one (None when it gave none).
+    """
+
+    def __init__(self, *args: object, status: int | None = None) -> None:
+        super().__init__(*args)
+        self.status = status
+
+
+class ProviderConnectionError(ProviderError):
+    """The request got no answer: no connection, or the connection broke."""
+
+
+class ProviderTimeoutError(ProviderError):
+    """Nothing arrived in time: the first byte, or the next chunk (the ``timeout`` option)."""
 
 
 class MessageBuilder:
@@ -239,8 +255,13 @@ class MessageBuilder:
         self.close_all()
         self._push(DoneEvent(reason, msg))
 
-    def fail(self, error_message: str, *, aborted: bool = False) -> None:
-        """End with an ``error`` event, keeping the partial content and usage."""
+    def fail(
+        self, error_message: str, *, aborted: bool = False, cause: BaseException | None = None
+    ) -> None:
+        """End with an ``error`` event, keeping the partial content and usage.
+
+        ``cause`` is the exception behind the failure, if any (the event's ``cause``).
+        """
         if self.stream.done:
             return
         self.start()
@@ -253,7 +274,7 @@ class MessageBuilder:
         reason: ErrorReason = "aborted" if aborted else "error"
         msg.stop_reason = reason
         msg.error_message = error_message
-        self._push(ErrorEvent(reason, msg))
+        self._push(ErrorEvent(reason, msg, cause))
 
 
 def _unfinished_calls_message(calls: list[ToolCall], reason: str) -> str:
@@ -326,9 +347,10 @@ def launch_stream(
             reason = signal.reason if signal is not None and signal.aborted else None
             builder.fail(reason or ABORTED_MESSAGE, aborted=True)
         except AbortedError as exc:
-            builder.fail(describe_error(exc), aborted=True)
+            builder.fail(describe_error(exc), aborted=True, cause=exc)
         except Exception as exc:
-            builder.fail(describe_error(exc), aborted=signal is not None and signal.aborted)
+            aborted = signal is not None and signal.aborted
+            builder.fail(describe_error(exc), aborted=aborted, cause=exc)
         finally:
             if remove_callback is not None:
                 remove_callback()

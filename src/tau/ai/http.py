@@ -46,7 +46,12 @@ from urllib.parse import urlsplit
 import httpx2
 
 from tau.ai.abort import AbortedError
-from tau.ai.builder import ABORTED_MESSAGE, ProviderError
+from tau.ai.builder import (
+    ABORTED_MESSAGE,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
@@ -289,9 +294,10 @@ class SSEDecoder:
 class ProviderHTTPError(ProviderError):
     """A non-2xx answer (after retries); the text is ``"<status> <provider's message>"``."""
 
+    status: int
+
     def __init__(self, message: str, status: int, body: str = "") -> None:
-        super().__init__(message)
-        self.status = status
+        super().__init__(message, status=status)
         self.body = body
 
 
@@ -527,7 +533,7 @@ class HTTPStream:
                     watchdog.last = clock()
                 yield chunk
         except httpx2.TransportError as exc:
-            raise ProviderError(
+            raise ProviderConnectionError(
                 f"Connection to {self.host} lost while streaming: {_describe(exc)}"
             ) from exc
 
@@ -638,11 +644,11 @@ class open_stream:
             return  # also cancelled from outside (abort): that wins
         _, first_byte, idle = self._timeouts
         if watchdog.expired == "idle":
-            raise ProviderError(
+            raise ProviderTimeoutError(
                 f"No data from {self._host} for {idle:g} s: the stream stalled "
                 "(idle timeout; raise the `timeout` option to wait longer)"
             )
-        raise ProviderError(
+        raise ProviderTimeoutError(
             f"No response from {self._host} within {first_byte:g} s "
             "(first-byte timeout; raise the `timeout` option to wait longer)"
         )
@@ -670,19 +676,21 @@ class open_stream:
             try:
                 response = await client.send(request, stream=True)
             except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
-                failure: ProviderError = ProviderError(
+                failure: ProviderError = ProviderConnectionError(
                     f"Could not connect to {self._host}: {_describe(exc)}"
                     + (f" (connect timeout {connect:g} s)" if _is_timeout(exc) else "")
                 )
                 server_delay = None
             except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
                 # Typically a pooled keep-alive connection the server had closed.
-                failure = ProviderError(
+                failure = ProviderConnectionError(
                     f"Connection to {self._host} failed before a response: {_describe(exc)}"
                 )
                 server_delay = None
             except httpx2.TransportError as exc:
-                raise ProviderError(f"Request to {self._host} failed: {_describe(exc)}") from exc
+                raise ProviderConnectionError(
+                    f"Request to {self._host} failed: {_describe(exc)}"
+                ) from exc
             else:
                 if response.is_success:
                     try:
@@ -708,9 +716,11 @@ class open_stream:
             if attempt >= max_retries:
                 raise failure
             if server_delay is not None and cap > 0 and server_delay > cap:
+                # Only a status answer names a delay, and the status stays known.
                 raise ProviderError(
                     f"{failure} (the server asked to retry after {server_delay:g} s, longer "
-                    f"than max_retry_delay_ms={cap * 1000:g}; not retrying)"
+                    f"than max_retry_delay_ms={cap * 1000:g}; not retrying)",
+                    status=failure.status,
                 )
             await asyncio.sleep(server_delay if server_delay is not None else _backoff(attempt))
             attempt += 1

@@ -83,14 +83,16 @@ class FauxResponse:
 
     ``chunk_size`` characters go in each delta (0: each block in one delta); ``delay`` seconds
     pass before each delta and ``first_delay`` before the first byte. ``error`` ends the
-    response with that error after streaming ``content``. ``usage`` defaults to a count of
-    about four characters per token, with cost from the model's prices.
+    response with that error after streaming ``content``, as the HTTP status ``error_status``
+    if one is given (529: an overloaded provider). ``usage`` defaults to a count of about four
+    characters per token, with cost from the model's prices.
     """
 
     content: Sequence[AssistantContent | str] = ()
     stop_reason: StopReason | None = None
     usage: Usage | None = None
     error: str | None = None
+    error_status: int | None = None
     chunk_size: int = 4
     delay: float = 0.0
     first_delay: float = 0.0
@@ -275,7 +277,7 @@ def stream(
         calculate_cost(model, usage)
         out.message.usage = usage
         if response.error is not None:
-            raise ProviderError(response.error)
+            raise ProviderError(response.error, status=response.error_status)
         has_calls = any(isinstance(b, ToolCall) for b in out.message.content)
         out.message.stop_reason = response.stop_reason or ("toolUse" if has_calls else "stop")
 
