@@ -76,6 +76,10 @@ def check_grammar(events: list[AgentEvent]) -> None:
             assert isinstance(event, ToolExecutionEndEvent)
             assert open_tools.pop(event.tool_call_id, None) is not None, (i, types)
             awaiting_result = event.tool_call_id
+        elif kind == "fallback":
+            # Before the assistant message starts, or during it (a restart).
+            assert in_turn, (i, types)
+            assert open_message is None or isinstance(open_message, AssistantMessage), (i, types)
         elif kind == "tool_execution_update":
             assert event.tool_call_id in open_tools  # type: ignore[union-attr]
     assert not in_turn or types[-2] == "turn_end"
