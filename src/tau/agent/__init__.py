@@ -8,6 +8,8 @@
 * :func:`stream_proxy` — an LLM call through a tau proxy server (``tau.agent.proxy_server``).
 * :class:`UsageLimits`, :class:`RunUsage` — how much a run may use, and what it used
   (``Agent(usage_limits=..., fallback_models=[...])``; see :mod:`tau.agent.usage`).
+* :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
+  tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
 
 from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
@@ -46,6 +48,7 @@ from tau.agent.messages import (
     unregister_message_type,
 )
 from tau.agent.proxy import stream_proxy
+from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,
     AgentToolResult,
@@ -105,6 +108,8 @@ __all__ = [
     "ToolExecutionMode",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "ToolNameClashError",
+    "ToolSource",
     "ToolUpdateCallback",
     "TurnEndEvent",
     "TurnStartEvent",

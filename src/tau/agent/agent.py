@@ -38,9 +38,10 @@ Where this departs from pi-agent-core 0.58.3's ``Agent`` (deliberately):
   ``No model configured``.
 
 Snapshot rule (as in pi): a run reads the model, reasoning level, system prompt, tools,
-messages, session id, budgets, hooks, ``stream_fn``, ``get_api_key``, ``usage_limits`` and
-``fallback_models`` once, when it starts; changing them (``session_id`` included) affects the
-next run. The steering and follow-up modes are read at every dequeue.
+tool sources, messages, session id, budgets, hooks, ``stream_fn``, ``get_api_key``,
+``usage_limits`` and ``fallback_models`` once, when it starts; changing them (``session_id``
+included) affects the next run. The tool sources themselves are asked for their current tools
+before every turn. The steering and follow-up modes are read at every dequeue.
 
 Run control: ``usage_limits`` bound each run (:mod:`tau.agent.usage`) and ``state.usage`` holds
 its totals, live; ``prompt()`` starts them from zero and ``continue_()`` counts on, so a run
@@ -60,6 +61,7 @@ from typing import Any, Literal, TypeAlias, cast
 from tau.agent.events import AgentEvent
 from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
+from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
     AfterToolCall,
@@ -149,6 +151,7 @@ class Agent:
         stream_options: Mapping[str, Any] | None = None,
         usage_limits: UsageLimits | None = None,
         fallback_models: Sequence[Model] = (),
+        tool_sources: Sequence[ToolSource] = (),
     ) -> None:
         self._state = AgentState(
             system_prompt=system_prompt,
@@ -181,6 +184,8 @@ class Agent:
         """How much one run may use (None: no limit); raise it and ``continue_()`` to go on."""
         self.fallback_models: list[Model] = list(fallback_models)
         """Models tried in order when the model fails before streaming anything."""
+        self.tool_sources: list[ToolSource] = list(tool_sources)
+        """Asked for their tools before every turn (MCP servers): see :mod:`tau.agent.mcp`."""
         self._listeners: dict[AgentListener, None] = {}
         self._listener_snapshot: tuple[AgentListener, ...] = ()
         self._steering: list[AgentMessage] = []
@@ -467,6 +472,7 @@ class Agent:
             stream_options=options,
             usage_limits=self.usage_limits,
             usage=state.usage,
+            tool_sources=list(self.tool_sources),
         )
         try:
             if messages is None:

@@ -3,7 +3,8 @@
 The double loop of the seed design. The inner loop runs turns (one LLM response plus its tool
 calls) while the model calls tools or steering messages are pending; when it would stop, the
 outer loop asks for follow-up messages and, if there are any, runs more turns. Every LLM call
-goes through ``transform_context`` and then ``convert_to_llm``.
+goes through ``transform_context`` and then ``convert_to_llm``, after the config's
+``tool_sources`` (MCP servers) were asked for their current tools.
 
 Entry points: :func:`agent_loop` / :func:`agent_loop_continue` return an
 :class:`~tau.ai.EventStream` (observational: the run never waits for the consumer), while
@@ -70,6 +71,7 @@ from tau.agent.events import (
     TurnStartEvent,
 )
 from tau.agent.messages import AgentMessage, message_role
+from tau.agent.tool_sources import gather_tools
 from tau.agent.tools import (
     AgentTool,
     AgentToolResult,
@@ -206,6 +208,7 @@ class _Run:
         self.context = AgentContext(
             context.system_prompt, [*context.messages, *(self.prompts or ())], context.tools
         )
+        self.fixed_tools = context.tools or []
         self.new_messages: list[AgentMessage] = list(self.prompts or ())
         self.in_turn = False
         self.open_message: AgentMessage | None = None
@@ -398,6 +401,9 @@ class _Run:
             if self.signal.aborted:
                 raise AbortedError(self.signal.reason or ABORTED_MESSAGE)
             self.guard.before_request()
+            if config.tool_sources:
+                # Asked every turn: a source's tools may have changed since the last one.
+                self.context.tools = await gather_tools(self.fixed_tools, config.tool_sources)
             view: Sequence[AgentMessage] = messages
             if config.transform_context is not None:
                 view = await _call(config.transform_context, list(messages), self.signal)

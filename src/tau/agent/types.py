@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from tau.agent.messages import AgentMessage, default_convert_to_llm
+from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool, AgentToolResult
 from tau.agent.usage import RunUsage, UsageLimits
 from tau.ai.abort import AbortSignal
@@ -144,6 +145,8 @@ class AgentLoopConfig:
     ``usage_limits`` bounds the run (see :mod:`tau.agent.usage`). ``usage`` is the
     :class:`RunUsage` the run adds to, in place, as it goes (pass the totals of a stopped run
     to count on from them); None starts from zero.
+    ``tool_sources`` (MCP servers, see :mod:`tau.agent.tool_sources`) are asked for their tools
+    before every LLM call; their tools join the context's own for that turn.
     """
 
     model: Model
@@ -164,3 +167,4 @@ class AgentLoopConfig:
     tool_abort_grace: float = 2.0
     usage_limits: UsageLimits | None = None
     usage: RunUsage | None = None
+    tool_sources: Sequence[ToolSource] = ()

@@ -6,6 +6,7 @@
     tau --json "prompt"          every agent event as one JSON line
     tau                          an interactive session
     tau models [provider]        the catalog, and which providers have keys
+    tau mcp list [FILE]          the configured MCP servers: status and tools
 
 Exit status: 0 on success, 1 when the run fails (one line on stderr; a traceback only with
 ``--debug``), 2 for bad usage, 130 when interrupted.
@@ -48,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tau",
         description="A small coding agent. With a prompt: one run; without: an interactive "
-        "session. `tau models [provider]` lists the models.",
+        "session. `tau models [provider]` lists the models, `tau mcp list [FILE]` the MCP "
+        "servers.",
     )
     parser.add_argument("prompt", nargs="*", help="what to ask (omit for an interactive session)")
     parser.add_argument(
@@ -75,10 +77,16 @@ def _parser() -> argparse.ArgumentParser:
         "--session", type=Path, metavar="FILE", help="persist to / resume from FILE (JSONL)"
     )
     parser.add_argument(
-        "-y", "--yes", action="store_true", help="run write/edit/bash without asking"
+        "-y", "--yes", action="store_true", help="run write/edit/bash and MCP tools without asking"
     )
     parser.add_argument("--json", action="store_true", help="print every event as one JSON line")
     parser.add_argument("--max-tokens", type=int, help="cap on output tokens per response")
+    parser.add_argument(
+        "--mcp",
+        type=Path,
+        metavar="FILE",
+        help='MCP servers to use, {"mcpServers": {...}} as in Claude Desktop (see `tau mcp list`)',
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
@@ -107,6 +115,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         session_path=args.session,
         yes=args.yes,
         extra_options=options,
+        mcp_file=args.mcp,
     )
 
 
@@ -140,6 +149,7 @@ async def run_once(settings: Settings, prompt: str, *, json_mode: bool) -> int:
         message = await app.run(prompt)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        await app.aclose()
     if message is None:
         print(f"tau: error: {app.agent.state.error or 'no answer'}", file=sys.stderr)
         return 1
@@ -174,6 +184,10 @@ def list_models(provider: str | None) -> int:
 
 
 def _dispatch(argv: Sequence[str]) -> int:
+    if argv and argv[0] == "mcp":
+        from tau.cli.mcp import mcp_command
+
+        return mcp_command(argv[1:])
     if argv and argv[0] == "models":
         if len(argv) > 2:
             raise UsageError("usage: tau models [provider]")
