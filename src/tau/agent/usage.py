@@ -126,6 +126,17 @@ class RunUsage:
         """A snapshot."""
         return replace(self)
 
+    def __add__(self, other: RunUsage) -> RunUsage:
+        """The totals of two runs together."""
+        if not isinstance(other, RunUsage):
+            return NotImplemented
+        return RunUsage(
+            **{
+                item.name: getattr(self, item.name) + getattr(other, item.name)
+                for item in fields(self)
+            }
+        )
+
     def dump(self) -> dict[str, Any]:
         """The JSON form, with camelCase keys (``toolCalls``, ``inputTokens``…)."""
         out: dict[str, Any] = {}

@@ -14,6 +14,7 @@ from typing import Any
 from tau.agent.agent import Agent
 from tau.agent.events import AgentEvent
 from tau.agent.types import AgentThinkingLevel, BeforeToolCallContext, BeforeToolCallResult
+from tau.agent.usage import UsageLimits
 from tau.ai.abort import AbortSignal
 from tau.ai.local_models import LOCAL_PROVIDER
 from tau.ai.types import AssistantMessage, Model
@@ -41,6 +42,8 @@ class Settings:
     yes: bool = False
     extra_options: dict[str, Any] = field(default_factory=dict)
     mcp_file: Path | None = None
+    usage_limits: UsageLimits | None = None
+    fallback_models: Sequence[Model] = ()
 
 
 def describe_call(name: str, args: Any) -> str:
@@ -77,6 +80,8 @@ class App:
             session_id=self.session.id if self.session else None,
             stream_options=settings.extra_options,
             tool_sources=[self.mcp] if self.mcp else (),
+            usage_limits=settings.usage_limits,
+            fallback_models=settings.fallback_models,
         )
         if self.session is not None:
             # Resumed messages now live in the agent; the session records new ones from here.

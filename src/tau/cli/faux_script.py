@@ -3,8 +3,10 @@ a key or a model file.
 
 The script is a JSON list of responses, used in order; each is an object with any of
 ``text``, ``thinking``, ``tool_calls`` (a list of ``{"name", "arguments"}``), ``echo`` (true:
-reply with the last user message), ``error`` (end with this error), ``delay`` (seconds before
-each delta), ``first_delay`` (seconds before the first) and ``chunk_size`` (characters per delta).
+reply with the last user message), ``error`` (end with this error), ``status`` (the error's
+HTTP status: 529 plays an overloaded provider, which a fallback model answers), ``delay``
+(seconds before each delta), ``first_delay`` (seconds before the first) and ``chunk_size``
+(characters per delta).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def _response(entry: Mapping[str, Any], context: Context) -> FauxResponse:
     return FauxResponse(
         content,
         error=entry.get("error"),
+        error_status=int(entry["status"]) if entry.get("status") is not None else None,
         delay=float(entry.get("delay", 0.0)),
         first_delay=float(entry.get("first_delay", 0.0)),
         chunk_size=int(entry.get("chunk_size", 4)),

@@ -25,7 +25,7 @@ PROMPT = "> "
 HELP = """\
 Type a message and press Enter. While the agent works, Enter queues a steering message.
   /follow TEXT   queue TEXT as a follow-up (sent when the agent would stop)
-  /usage         tokens, cost and time of the last run and of the session
+  /usage         tokens, cost, time, turns, requests and tool calls: last run, session
   /exit          leave (or Ctrl-D); Ctrl-C aborts a run, twice in a row exits"""
 
 

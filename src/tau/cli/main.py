@@ -36,6 +36,7 @@ from tau.cli.models import (
     suggest,
 )
 from tau.cli.render import Renderer
+from tau.cli.run_control import add_arguments, fallback_models, usage_limits
 from tau.cli.tools import DEFAULT_TOOLS, Workspace, tool_names
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -87,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help='MCP servers to use, {"mcpServers": {...}} as in Claude Desktop (see `tau mcp list`)',
     )
+    add_arguments(parser)  # --max-turns, --max-cost, --fallback
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
@@ -116,6 +118,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         yes=args.yes,
         extra_options=options,
         mcp_file=args.mcp,
+        usage_limits=usage_limits(args),
+        fallback_models=fallback_models(args, model),
     )
 
 
