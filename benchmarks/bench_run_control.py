@@ -7,8 +7,8 @@ checkout). Every figure is next to its baseline measured in the same run, with t
   baseline), through ``fallback_stream_fn([backup])`` when the model answers (the wrapper
   forwards every event: one more queue hop), and when the model fails first (one failed
   attempt, then the backup's TOKENS deltas). CPU µs per event, median of RUNS.
-* Per turn: the agent loop over TURNS turns of 3 parallel tool calls (as in
-  ``bench_agent.py``), without limits (the baseline) and with every limit set high enough
+* Per turn: the agent loop over ``bench_agent.py``'s run (TURNS turns of 3 parallel tool
+  calls), without limits (the baseline) and with every limit set high enough
   never to stop the run: the cost of the checks before each request, after each response and
   before each tool call. CPU µs per turn, median of RUNS.
 """
@@ -19,19 +19,20 @@ import asyncio
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from tau.agent import AgentContext, AgentLoopConfig, AgentTool, UsageLimits, agent_loop  # noqa: E402
+from bench_agent import TURNS, noop_tool, script, window  # noqa: E402
+
+from tau.agent import AgentContext, AgentLoopConfig, UsageLimits, agent_loop  # noqa: E402
 from tau.ai import Context, UserMessage, fallback_stream_fn, stream_simple  # noqa: E402
-from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call  # noqa: E402
+from tau.ai.providers.faux import FauxResponse, faux_model, text  # noqa: E402
 
 TOKENS = 10_000
-TURNS = 1_000
 RUNS = 5
 CONTEXT = Context([UserMessage("go")])
 
@@ -61,36 +62,11 @@ async def wrapped_after_failure() -> int:
     return await consume(fallback_stream_fn([faux_model([answer()])])(primary, CONTEXT))
 
 
-def turns_script() -> Callable[[Context, Mapping[str, Any]], FauxResponse]:
-    count = 0
-
-    def respond(context: Context, options: Mapping[str, Any]) -> FauxResponse:
-        nonlocal count
-        count += 1
-        if count >= TURNS:
-            return FauxResponse([text("done")], chunk_size=0)
-        calls = [tool_call("noop", {"i": i}, id=f"c{count}-{i}") for i in range(3)]
-        return FauxResponse(calls, chunk_size=0)
-
-    return respond
-
-
-def window(messages: list[Any], signal: Any) -> list[Any]:
-    return messages[-8:]
-
-
 async def loop_run(limits: UsageLimits | None) -> int:
-    tool = AgentTool(
-        "noop",
-        "Does nothing",
-        {"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"]},
-        execute=lambda call_id, params, signal, on_update: "ok",
-    )
     config = AgentLoopConfig(
-        model=faux_model(turns_script()), transform_context=window, usage_limits=limits
+        model=faux_model(script()), transform_context=window, usage_limits=limits
     )
-    s = agent_loop([UserMessage("go")], AgentContext("", [], [tool]), config)
-    await consume(s)
+    await consume(agent_loop([UserMessage("go")], AgentContext("", [], [noop_tool()]), config))
     return TURNS
 
 

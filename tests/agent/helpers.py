@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tau.agent import (
+    Agent,
     AgentEvent,
     AgentTool,
     AgentToolResult,
@@ -83,6 +84,19 @@ def check_grammar(events: list[AgentEvent]) -> None:
         elif kind == "tool_execution_update":
             assert event.tool_call_id in open_tools  # type: ignore[union-attr]
     assert not in_turn or types[-2] == "turn_end"
+
+
+async def prompt_collecting(agent: Agent, text: str = "go") -> list[AgentEvent]:
+    """Run ``agent.prompt(text)`` (failing, not hanging, after TIMEOUT); its events, checked
+    against the grammar."""
+    events: list[AgentEvent] = []
+    unsubscribe = agent.subscribe(events.append)
+    try:
+        await asyncio.wait_for(agent.prompt(text), TIMEOUT)
+    finally:
+        unsubscribe()
+    check_grammar(events)
+    return events
 
 
 def result_text(result: AgentToolResult | ToolResultMessage) -> str:

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 
 import pytest
 
 import tau.ai.http as tau_http
-from tau.agent import Agent, AgentEvent, FallbackEvent, UsageLimits, event_to_json
+from tau.agent import Agent, FallbackEvent, UsageLimits, event_to_json
 from tau.ai import AssistantMessage, ToolResultMessage
 from tests.ai.fault_cases import CASES
-from tests.ai.servers import SSE_HEADERS, LocalServer, Reply, sse
+from tests.ai.servers import SSE_HEADERS, LocalServer, Reply, refused_url, sse
 
-from .helpers import check_grammar, echo_tool, kinds
+from .helpers import echo_tool, kinds, prompt_collecting
 
 ANTHROPIC, OPENAI = CASES[0], CASES[1]
 TIMEOUT = 10.0
@@ -23,13 +22,6 @@ TIMEOUT = 10.0
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tau_http, "BACKOFF_BASE_S", 0.01)
-
-
-def refused_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
 
 
 def chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
@@ -56,17 +48,6 @@ def answer(case: object, *pieces: str) -> Reply:
     return Reply(200, SSE_HEADERS, case.events(list(pieces)))  # type: ignore[attr-defined]
 
 
-async def prompt(agent: Agent, text: str = "hi") -> list[AgentEvent]:
-    events: list[AgentEvent] = []
-    unsubscribe = agent.subscribe(events.append)
-    try:
-        await asyncio.wait_for(agent.prompt(text), TIMEOUT)
-    finally:
-        unsubscribe()
-    check_grammar(events)
-    return events
-
-
 async def test_agent_falls_back_from_a_refused_provider() -> None:
     async with LocalServer([answer(OPENAI, "Hello from the fallback")]) as backup:
         agent = Agent(
@@ -74,7 +55,7 @@ async def test_agent_falls_back_from_a_refused_provider() -> None:
             fallback_models=[OPENAI.model(backup.url)],
             get_api_key=lambda provider: "k",
         )
-        events = await prompt(agent)
+        events = await prompt_collecting(agent)
     fallback = [e for e in events if isinstance(e, FallbackEvent)]
     assert [(f.attempt.model.id, f.attempt.kind) for f in fallback] == [("claude-x", "connection")]
     # The notice comes before the answer's message, and the primary left no message behind.
@@ -102,7 +83,7 @@ async def test_after_a_limit_is_raised_the_provider_never_sees_the_limit_message
             get_api_key=lambda provider: "k",
             usage_limits=UsageLimits(max_turns=1),
         )
-        await prompt(agent)
+        await prompt_collecting(agent)
         assert agent.state.error == "Usage limit reached: turns 1 of 1"
         assert len(server.requests) == 1
         agent.usage_limits = UsageLimits(max_turns=3)

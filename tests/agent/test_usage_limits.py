@@ -34,7 +34,7 @@ from tau.ai import (
 )
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
 
-from .helpers import check_grammar, echo_tool, kinds, result_text
+from .helpers import echo_tool, kinds, prompt_collecting, result_text
 
 TIMEOUT = 5.0
 SONNET = get_model("anthropic", "claude-sonnet-4-5")
@@ -54,17 +54,6 @@ def catalog_cost(input_tokens: int, output_tokens: int) -> float:
 
 def always_calls_tools(context: Context, options: Mapping[str, Any]) -> FauxResponse:
     return FauxResponse([tool_call("echo", {"value": "again"})])
-
-
-async def run_prompt(agent: Agent, prompt: str = "go") -> list[AgentEvent]:
-    events: list[AgentEvent] = []
-    unsubscribe = agent.subscribe(events.append)
-    try:
-        await asyncio.wait_for(agent.prompt(prompt), TIMEOUT)
-    finally:
-        unsubscribe()
-    check_grammar(events)
-    return events
 
 
 def assistants(agent: Agent) -> list[AssistantMessage]:
@@ -87,7 +76,7 @@ def end_usage(events: list[AgentEvent]) -> RunUsage:
 async def test_turn_limit_with_a_model_that_always_calls_tools() -> None:
     model = faux_model(always_calls_tools)
     agent = Agent(model=model, tools=[echo_tool()], usage_limits=UsageLimits(max_turns=3))
-    events = await run_prompt(agent)
+    events = await prompt_collecting(agent)
     replies = assistants(agent)
     assert [m.stop_reason for m in replies] == ["toolUse", "toolUse", "toolUse", "error"]
     # The tools of the last allowed turn ran: nothing the model asked for is left unanswered.
@@ -126,7 +115,7 @@ async def test_cost_limit_crossed_mid_run_at_catalog_prices() -> None:
     )
     tool = echo_tool(run=lambda call_id, params: ran.append(params["value"]) or "ok")
     agent = Agent(model=model, tools=[tool], usage_limits=UsageLimits(max_cost=0.50))
-    events = await run_prompt(agent)
+    events = await prompt_collecting(agent)
 
     one = catalog_cost(100_000, 2_000)
     assert one == pytest.approx(0.33)
@@ -175,7 +164,7 @@ async def test_tool_call_limit_inside_one_batch(mode: Any) -> None:
         tool_execution=mode,
         usage_limits=UsageLimits(max_tool_calls=3),
     )
-    events = await run_prompt(agent)
+    events = await prompt_collecting(agent)
 
     assert ran == ["a", "b", "c"]
     texts = [result_text(r) for r in results(agent)]
@@ -218,7 +207,7 @@ async def test_token_limits(limits: UsageLimits, usage: Usage, expected: str) ->
     ]
     model = faux_model(script)
     agent = Agent(model=model, tools=[echo_tool()], usage_limits=limits)
-    await run_prompt(agent)
+    await prompt_collecting(agent)
     assert assistants(agent)[-1].error_message == f"Usage limit reached: {expected}"
     assert len(faux_calls(model)) == 2
 
@@ -226,7 +215,7 @@ async def test_token_limits(limits: UsageLimits, usage: Usage, expected: str) ->
 async def test_a_limit_already_reached_makes_no_request() -> None:
     model = faux_model([FauxResponse(["never"])])
     agent = Agent(model=model, usage_limits=UsageLimits(max_turns=0))
-    events = await run_prompt(agent)
+    events = await prompt_collecting(agent)
     assert faux_calls(model) == []
     assert [m.role for m in agent.state.messages] == ["user", "assistant"]
     assert agent.state.messages[-1].error_message == "Usage limit reached: turns 0 of 0"  # type: ignore[union-attr]
@@ -237,7 +226,7 @@ async def test_a_last_response_over_budget_is_kept_and_the_run_ends_normally() -
     # Nothing more was going to be asked: the answer stands, the totals show the overrun.
     model = priced(faux_model([FauxResponse(["an answer"], usage=Usage(input=200_000))]))
     agent = Agent(model=model, usage_limits=UsageLimits(max_cost=0.50))
-    await run_prompt(agent)
+    await prompt_collecting(agent)
     assert [m.stop_reason for m in assistants(agent)] == ["stop"]
     assert agent.state.usage.cost == pytest.approx(0.60)
     assert agent.state.error is None
@@ -258,7 +247,7 @@ async def test_continue_after_the_limit_is_raised() -> None:
 
     model = faux_model(script)
     agent = Agent(model=model, tools=[echo_tool()], usage_limits=UsageLimits(max_turns=2))
-    await run_prompt(agent)
+    await prompt_collecting(agent)
     assert agent.state.error == "Usage limit reached: turns 2 of 2"
     stopped = list(agent.state.messages)
 
@@ -276,7 +265,7 @@ async def test_continue_after_the_limit_is_raised() -> None:
     # The totals count on from the stopped run: 4 turns in all.
     assert (agent.state.usage.turns, agent.state.usage.tool_calls) == (4, 3)
 
-    await run_prompt(agent, "a new prompt")
+    await prompt_collecting(agent, "a new prompt")
     assert agent.state.usage.turns == 1  # prompt() starts new totals
 
 
@@ -332,7 +321,7 @@ async def test_failed_attempts_of_fallbacks_are_reported_and_counted() -> None:
         tools=[echo_tool()],
         usage_limits=UsageLimits(max_cost=0.50),
     )
-    events = await run_prompt(agent)
+    events = await prompt_collecting(agent)
     # The failed attempt is announced before the answer's message starts, and leaves no message.
     assert kinds(events)[:5] == [
         "agent_start",
@@ -377,7 +366,7 @@ async def test_restart_marker_replaces_the_streaming_message() -> None:
             else None
         )
     )
-    events = await run_prompt(agent)
+    events = await prompt_collecting(agent)
     fallback = next(e for e in events if isinstance(e, FallbackEvent))
     assert fallback.attempt.discarded and fallback.attempt.message.text == "half of it"
     at = events.index(fallback)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import socket
 from typing import Any
 
 import pytest
@@ -31,7 +30,15 @@ from tau.ai import (
     fallback_stream_fn,
 )
 from tests.ai.fault_cases import CASES
-from tests.ai.servers import CLOSE, SSE_HEADERS, STALL, LocalServer, Reply, wait_until
+from tests.ai.servers import (
+    CLOSE,
+    SSE_HEADERS,
+    STALL,
+    LocalServer,
+    Reply,
+    refused_url,
+    wait_until,
+)
 
 ANTHROPIC, OPENAI = CASES[0], CASES[1]
 CONTEXT = Context(messages=[UserMessage("hi")])
@@ -41,14 +48,6 @@ TIMEOUT = 10.0
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tau_http, "BACKOFF_BASE_S", 0.01)
-
-
-def refused_url() -> str:
-    """A 127.0.0.1 address nothing listens on (connection refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
 
 
 def answer(case: Any, *pieces: str) -> Reply:

@@ -17,8 +17,8 @@ The limits are checked at three points:
   tool calls were refused;
 * **after each response**: its usage is added before its ``message_end``; if that reaches a
   token or cost limit, none of its tool calls run;
-* **before tools run**: a response asking for more calls than ``max_tool_calls`` leaves runs
-  the calls that fit, in call order, and none of the rest.
+* **before tools run**: of a response asking for more calls than ``max_tool_calls`` still
+  allows, the calls that fit run, in call order, and none of the rest.
 
 A call that does not run gets an error result naming the limit, so every call has a result.
 The run then ends with one more assistant message, ``stop_reason`` ``error``, whose
