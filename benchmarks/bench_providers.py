@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -720,16 +721,9 @@ async def measure(selected: list[Case], base_url: str, runs: int) -> list[tuple[
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--case", action="append", help="run only this case (repeatable)")
-    parser.add_argument("--serve", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.serve:
-        serve(args.serve)
-        return
-    selected = [c for c in cases() if not args.case or c.name in args.case]
+@contextlib.contextmanager
+def serving(selected: list[Case]) -> Iterator[str]:
+    """Serve the cases from a child process (:func:`serve`); yields its base URL."""
     with tempfile.TemporaryDirectory() as directory:
         for case in selected:
             records = [r.decode("latin-1") for r in case.events]
@@ -745,8 +739,7 @@ def main() -> None:
         )
         try:
             assert server.stdout is not None
-            port = int(server.stdout.readline())
-            rows = asyncio.run(measure(selected, f"http://127.0.0.1:{port}", args.runs))
+            yield f"http://127.0.0.1:{int(server.stdout.readline())}"
         finally:
             assert server.stdin is not None
             server.stdin.close()
@@ -754,6 +747,20 @@ def main() -> None:
                 server.wait(10)
             except subprocess.TimeoutExpired:
                 server.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--case", action="append", help="run only this case (repeatable)")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return
+    selected = [c for c in cases() if not args.case or c.name in args.case]
+    with serving(selected) as base_url:
+        rows = asyncio.run(measure(selected, base_url, args.runs))
     print(
         f"client CPU µs per event, best of {args.runs} runs, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end"

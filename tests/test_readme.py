@@ -64,6 +64,12 @@ EXPECTED = [
         "3 turns, 6 requests, 3 tool calls",
         "Here is what I found. (5 turns in all)",
     ],
+    [
+        '"name": "invoke_agent weather-bot"',
+        '"name": "chat faux-model"',
+        '"name": "execute_tool get_weather"',
+        '"gen_ai.tool.call.id": "faux_call_',
+    ],
 ]
 
 

@@ -5,6 +5,7 @@
 * :class:`Agent` — the stateful agent: transcript, queues, listeners, one run at a time.
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
+* :class:`RunObserver`, :func:`set_run_observer` — the seam tracing (``tau.telemetry``) uses.
 * :func:`stream_proxy` — an LLM call through a tau proxy server (``tau.agent.proxy_server``).
 * :class:`UsageLimits`, :class:`RunUsage` — how much a run may use, and what it used
   (``Agent(usage_limits=..., fallback_models=[...])``; see :mod:`tau.agent.usage`).
@@ -46,6 +47,13 @@ from tau.agent.messages import (
     register_message_type,
     registered_message_types,
     unregister_message_type,
+)
+from tau.agent.observe import (
+    RunInfo,
+    RunObservation,
+    RunObserver,
+    get_run_observer,
+    set_run_observer,
 )
 from tau.agent.proxy import stream_proxy
 from tau.agent.tool_sources import ToolNameClashError, ToolSource
@@ -102,6 +110,9 @@ __all__ = [
     "MessageStartEvent",
     "MessageUpdateEvent",
     "QueueMode",
+    "RunInfo",
+    "RunObservation",
+    "RunObserver",
     "RunUsage",
     "StreamFn",
     "ToolExecutionEndEvent",
@@ -122,11 +133,13 @@ __all__ = [
     "dump_agent_message",
     "dump_event",
     "event_to_json",
+    "get_run_observer",
     "load_agent_message",
     "register_message_type",
     "registered_message_types",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "set_run_observer",
     "stream_proxy",
     "tool_from_function",
     "unregister_message_type",

@@ -61,6 +61,7 @@ from typing import Any, Literal, TypeAlias, cast
 from tau.agent.events import AgentEvent
 from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
+from tau.agent.observe import RunObserver, resolve_run_observer
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
@@ -151,6 +152,8 @@ class Agent:
         stream_options: Mapping[str, Any] | None = None,
         usage_limits: UsageLimits | None = None,
         fallback_models: Sequence[Model] = (),
+        name: str = "tau",
+        instrument: RunObserver | bool | None = None,
         tool_sources: Sequence[ToolSource] = (),
     ) -> None:
         self._state = AgentState(
@@ -184,6 +187,13 @@ class Agent:
         """How much one run may use (None: no limit); raise it and ``continue_()`` to go on."""
         self.fallback_models: list[Model] = list(fallback_models)
         """Models tried in order when the model fails before streaming anything."""
+        self.name = name
+        """The agent's name in traces (``invoke_agent {name}``)."""
+        if instrument is True:
+            resolve_run_observer(True)  # a missing [otel] extra fails here, not mid-run
+        self.instrument: RunObserver | bool | None = instrument
+        """Tracing: None follows ``tau.telemetry.instrument()``, False is off, True or a
+        ``tau.telemetry.InstrumentationSettings`` is on for this agent."""
         self.tool_sources: list[ToolSource] = list(tool_sources)
         """Asked for their tools before every turn (MCP servers): see :mod:`tau.agent.mcp`."""
         self._listeners: dict[AgentListener, None] = {}
@@ -472,6 +482,8 @@ class Agent:
             stream_options=options,
             usage_limits=self.usage_limits,
             usage=state.usage,
+            name=self.name,
+            instrument=self.instrument,
             tool_sources=list(self.tool_sources),
         )
         try:

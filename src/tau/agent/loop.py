@@ -53,7 +53,7 @@ import dataclasses
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from tau.agent.events import (
@@ -71,6 +71,7 @@ from tau.agent.events import (
     TurnStartEvent,
 )
 from tau.agent.messages import AgentMessage, message_role
+from tau.agent.observe import RunInfo, RunObservation, resolve_run_observer
 from tau.agent.tool_sources import gather_tools
 from tau.agent.tools import (
     AgentTool,
@@ -228,6 +229,13 @@ class _Run:
         options["signal"] = self.signal
         self.options = options
         self.guard = UsageGuard(config.usage_limits, config.usage)
+        observer = resolve_run_observer(config.instrument)
+        self.observation: RunObservation | None = None
+        if observer is not None:
+            info = RunInfo(config.name, config, self.context, self.prompts or ())
+            self.observation = observation = observer.start_run(info)
+            self.sink = observation.sink(self.sink)
+            self.stream_fn = observation.stream_fn(self.stream_fn)
 
     # ----------------------------------------------------------------------- emitting
 
@@ -269,6 +277,11 @@ class _Run:
     # ----------------------------------------------------------------------- the run
 
     async def run(self) -> list[AgentMessage]:
+        if self.observation is not None:
+            return await self.observation.run(self._run)
+        return await self._run()
+
+    async def _run(self) -> list[AgentMessage]:
         remove_abort = self.signal.add_callback(self._on_abort_threadsafe)
         try:
             try:
@@ -624,7 +637,12 @@ class _Run:
             prepared.updates = self.loop.create_task(self._chain(prepared.updates, event))
 
         try:
-            value = await run_tool(prepared.tool, call.id, prepared.args, self.signal, on_update)
+            work: Awaitable[Any] = run_tool(
+                prepared.tool, call.id, prepared.args, self.signal, on_update
+            )
+            if self.observation is not None:
+                work = self.observation.execute_tool(call, work)
+            value = await work
             return as_tool_result(value), False
         except asyncio.CancelledError:
             raise

@@ -29,6 +29,7 @@ from tau.ai.types import (
 
 if TYPE_CHECKING:
     from tau.agent.events import AgentEvent
+    from tau.agent.observe import RunObserver
 
 __all__ = [
     "AfterToolCall",
@@ -145,6 +146,10 @@ class AgentLoopConfig:
     ``usage_limits`` bounds the run (see :mod:`tau.agent.usage`). ``usage`` is the
     :class:`RunUsage` the run adds to, in place, as it goes (pass the totals of a stopped run
     to count on from them); None starts from zero.
+    ``name`` names the agent in traces; ``instrument`` chooses the run's observer (see
+    :mod:`tau.agent.observe`): None follows the process-wide ``tau.telemetry.instrument()``,
+    False turns tracing off for this run, True or an ``InstrumentationSettings`` turns it on.
+
     ``tool_sources`` (MCP servers, see :mod:`tau.agent.tool_sources`) are asked for their tools
     before every LLM call; their tools join the context's own for that turn.
     """
@@ -167,4 +172,6 @@ class AgentLoopConfig:
     tool_abort_grace: float = 2.0
     usage_limits: UsageLimits | None = None
     usage: RunUsage | None = None
+    name: str = "tau"
+    instrument: RunObserver | bool | None = None
     tool_sources: Sequence[ToolSource] = ()

@@ -105,6 +105,11 @@ class MessageBuilder:
             self._started = True
             self._push(StartEvent(self.message))
 
+    def response_id(self, value: object) -> None:
+        """Keep the provider's response id (the first non-empty string given)."""
+        if self.message.response_id is None and isinstance(value, str) and value:
+            self.message.response_id = value
+
     # ----------------------------------------------------------------------- text
 
     def open_text(self, text_signature: str | None = None) -> int:

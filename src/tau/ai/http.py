@@ -52,6 +52,7 @@ from tau.ai.builder import (
     ProviderError,
     ProviderTimeoutError,
 )
+from tau.ai.observe import request_report
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
@@ -664,6 +665,7 @@ class open_stream:
         watchdog = self._watchdog
         assert watchdog is not None
         timeout = httpx2.Timeout(connect=connect, read=None, write=connect, pool=connect)
+        report = request_report(self._method, self._url, self._headers)  # None: nobody listens
         attempt = 0
         while True:
             if signal is not None and signal.aborted:
@@ -673,6 +675,8 @@ class open_stream:
                 timeout=timeout,
             )  # fmt: skip
             watchdog.arm()
+            if report is not None:
+                report.attempt()
             try:
                 response = await client.send(request, stream=True)
             except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
@@ -692,6 +696,8 @@ class open_stream:
                     f"Request to {self._host} failed: {_describe(exc)}"
                 ) from exc
             else:
+                if report is not None:
+                    report.answered(response.status_code)
                 if response.is_success:
                     try:
                         await self._check_content_type(response)
@@ -722,7 +728,10 @@ class open_stream:
                     f"than max_retry_delay_ms={cap * 1000:g}; not retrying)",
                     status=failure.status,
                 )
-            await asyncio.sleep(server_delay if server_delay is not None else _backoff(attempt))
+            delay = server_delay if server_delay is not None else _backoff(attempt)
+            if report is not None:
+                report.retry(attempt + 1, max_retries, delay, failure)
+            await asyncio.sleep(delay)
             attempt += 1
 
     async def _check_content_type(self, response: httpx2.Response) -> None:

@@ -307,6 +307,9 @@ class AssistantMessage:
     stop_reason: StopReason = "stop"
     error_message: str | None = None
     timestamp: int = field(default_factory=now_ms)
+    response_id: str | None = None
+    """The provider's id of this response (``msg_…``, ``chatcmpl-…``, ``resp_…``) when it
+    sends one."""
     role: Literal["assistant"] = field(default="assistant", init=False)
 
     @property

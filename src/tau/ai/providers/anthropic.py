@@ -484,6 +484,7 @@ async def _decode(
                     continue  # the same message announced again: nothing new
                 started = True
                 message_id = started_id
+                builder.response_id(started_id)
                 counts.apply(usage, data["message"].get("usage") or {})
                 calculate_cost(model, usage)
                 builder.start()

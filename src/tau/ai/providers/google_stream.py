@@ -96,6 +96,8 @@ class GoogleStreamMapper:
             raise ProviderError(f"Google API error: {message or json.dumps(error)}")
         builder = self._builder
         builder.start()
+        if builder.message.response_id is None:
+            builder.response_id(chunk.get("responseId"))
         candidates = chunk.get("candidates")
         if candidates:
             candidate = candidates[0]

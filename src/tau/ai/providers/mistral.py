@@ -244,6 +244,8 @@ class MistralStreamProcessor:
             error = chunk.get("error")
             message = error.get("message") if isinstance(error, dict) else error
             raise ProviderError(f"Mistral API error: {message or chunk.get('message') or chunk}")
+        if self._builder.message.response_id is None:
+            self._builder.response_id(chunk.get("id"))
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage(usage)

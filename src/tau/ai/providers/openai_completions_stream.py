@@ -180,6 +180,8 @@ class ChunkMapper:
     def feed(self, chunk: dict[str, Any]) -> None:
         """Apply one parsed chunk."""
         self.chunks += 1
+        if self.chunks == 1:
+            self.builder.response_id(chunk.get("id"))
         choices = chunk.get("choices")
         choice = choices[0] if type(choices) is list and choices else None
         if type(choice) is not dict:

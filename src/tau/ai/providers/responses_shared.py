@@ -533,6 +533,7 @@ class ResponsesStreamProcessor:
     def _on_completed(self, event: JsonDict) -> None:
         response = event.get("response") or {}
         self._completed = True
+        self._builder.response_id(response.get("id"))
         self._apply_usage(response)
         for item in self._items.values():
             # Arguments that a .done event finished are complete even without an item .done.
@@ -555,6 +556,7 @@ class ResponsesStreamProcessor:
     def _on_failed(self, event: JsonDict) -> None:
         response = event.get("response") or {}
         self._completed = True
+        self._builder.response_id(response.get("id"))
         self._apply_usage(response)
         raise ProviderError(_failure_message(response))
 
