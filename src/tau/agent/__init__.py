@@ -2,13 +2,14 @@
 
 * :func:`agent_loop` / :func:`run_agent_loop` — the stateless run: turns, tools, steering,
   follow-ups, as a stream of :data:`AgentEvent`.
-* :class:`Agent` — the stateful agent: transcript, queues, listeners, one run at a time.
+* :class:`Agent` — the stateful agent: transcript, queues, listeners, one run at a time;
+  ``prompt()`` returns a :class:`RunResult`.
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
 * :func:`stream_proxy` — an LLM call through a tau proxy server (``tau.agent.proxy_server``).
 """
 
-from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
+from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode, RunResult
 from tau.agent.events import (
     AGENT_EVENT_TYPES,
     AgentEndEvent,
@@ -93,6 +94,7 @@ __all__ = [
     "MessageStartEvent",
     "MessageUpdateEvent",
     "QueueMode",
+    "RunResult",
     "StreamFn",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
