@@ -6,7 +6,14 @@ the first call for its ``model.api``.
 
 from tau.ai.abort import AbortController, AbortedError, AbortSignal
 from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
-from tau.ai.catalog import get_model, get_models, get_providers, models_are_equal
+from tau.ai.catalog import (
+    UnknownModelError,
+    find_model,
+    get_model,
+    get_models,
+    get_providers,
+    models_are_equal,
+)
 from tau.ai.entry import (
     complete,
     complete_simple,
@@ -143,6 +150,7 @@ __all__ = [
     "ToolResultMessage",
     "ToolValidationError",
     "UnknownApiError",
+    "UnknownModelError",
     "Usage",
     "UsageCost",
     "UserMessage",
@@ -157,6 +165,7 @@ __all__ = [
     "get_api_provider",
     "get_api_providers",
     "get_env_api_key",
+    "find_model",
     "get_model",
     "get_models",
     "get_providers",

@@ -52,9 +52,9 @@ def gguf_path(model: Model) -> Path:
 
 def local_model(model_id: str) -> Model:
     """A ``local`` model for a GGUF path (or the default id), with the catalog's defaults."""
-    from tau.ai.catalog import get_model
+    from tau.ai.catalog import find_model
 
-    known = get_model(LOCAL_PROVIDER, model_id)
+    known = find_model(LOCAL_PROVIDER, model_id)
     if known is not None:
         return known
     name = Path(model_id).name
