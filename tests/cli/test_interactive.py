@@ -116,3 +116,20 @@ def test_mutating_tool_asks_first(tmp_path: Path) -> None:
     child.expect_exact("> ")
     assert (tmp_path / "work" / "a.txt").read_text() == "hi"
     _exit(child)
+
+
+def test_usage_counts_an_aborted_run(tmp_path: Path) -> None:
+    endless = {"text": "tick " * 400, "delay": 0.05, "chunk_size": 5}
+    child = _spawn(tmp_path, [endless])
+    child.sendline("count forever")
+    child.expect_exact("tick tick tick")
+    child.sendintr()
+    child.expect(r"\[aborted: [^\]]+\]")
+    child.expect_exact("> ")
+    child.sendline("/usage")
+    # The prompt and what streamed before the abort were paid for: they are counted.
+    child.expect(r"last run: (\d+) input \+ (\d+) output tokens")
+    assert int(child.match.group(1)) > 0 and int(child.match.group(2)) > 0
+    child.expect(r"session:  (\d+) input \+ (\d+) output tokens")
+    assert int(child.match.group(1)) > 0 and int(child.match.group(2)) > 0
+    _exit(child)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tau.cli import models
+from tau.cli.errors import UsageError
 from tau.cli.models import ModelChoiceError, choose_model, parse_model
 
 
@@ -65,7 +66,7 @@ def test_local_model_by_path(tmp_path: Path) -> None:
     gguf.write_bytes(b"GGUF")
     model = parse_model(f"local/{gguf}")
     assert (model.id, model.api) == (str(gguf), "llama-cpp")
-    with pytest.raises(ModelChoiceError, match=r"give the path of a .gguf file"):
+    with pytest.raises(UsageError, match=r"give the path of a .gguf file"):
         parse_model("local/nowhere.gguf")
 
 

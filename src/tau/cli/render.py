@@ -1,7 +1,8 @@
 """Showing a run on a terminal: the answer streamed to stdout, tool activity on stderr.
 
 Thinking is shown dimmed only when stdout is a terminal; piped stdout carries the answer text
-and nothing else. Usage of each run is kept for ``/usage``.
+and nothing else. An answer cut at the token limit gets ``[stopped: max tokens]`` on stderr.
+Usage of each run is kept for ``/usage`` (aborted runs included: they spent tokens too).
 """
 
 from __future__ import annotations
@@ -163,6 +164,8 @@ class Renderer:
             if isinstance(message, AssistantMessage):
                 self._end_line()
                 self.last.add(message)
+                if message.stop_reason == "length":
+                    self._notice("[stopped: max tokens]")
         elif kind == "tool_execution_start":
             args = json.dumps(event.args, ensure_ascii=False)  # type: ignore[union-attr]
             self._notice(f"→ {event.tool_name}({_one_line(args)})")  # type: ignore[union-attr]
