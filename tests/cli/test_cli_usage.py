@@ -31,6 +31,15 @@ def test_every_subcommand_has_help(tau: TauRunner) -> None:
     assert (short.returncode, short.stdout) == (0, models.stdout)
 
 
+def test_help_states_the_default_timeouts(tau: TauRunner) -> None:
+    from tau.ai.http import DEFAULT_TIMEOUTS
+
+    text = " ".join(tau("--help").stdout.split())
+    connect, first_byte, idle = (DEFAULT_TIMEOUTS[k] for k in ("connect", "first_byte", "idle"))
+    assert first_byte == idle
+    assert f"default: {connect:g} s to connect, {first_byte:g} s for each of the others" in text
+
+
 def test_version(tau: TauRunner) -> None:
     done = tau("--version")
     assert done.returncode == 0, done.stderr

@@ -108,8 +108,8 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout",
         type=_positive_seconds,
         metavar="SECONDS",
-        help="how long to wait for the provider to connect, to answer, and between two pieces "
-        "of its answer (default: the library's, 10 min to answer, 5 min between)",
+        help="how long to wait for the provider to connect, to start answering, and between two "
+        "pieces of its answer (default: 10 s to connect, 120 s for each of the others)",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
