@@ -3,7 +3,6 @@ once with the "aborted" line and exit status 130."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -11,25 +10,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.cli.conftest import clean_env
+from tests.cli.conftest import spawn_tau as _spawn
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
-
-
-def _spawn(tmp_path: Path, responses: list[dict], *args: str) -> pexpect.spawn:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(responses))
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    return pexpect.spawn(
-        sys.executable,
-        ["-m", "tau.cli", "--model", f"faux/{script}", *args],
-        cwd=str(work),
-        env=clean_env(tmp_path, TERM="dumb"),
-        encoding="utf-8",
-        timeout=20,
-        dimensions=(40, 200),
-    )
 
 
 def _ends_aborted(child: pexpect.spawn, within: float) -> None:

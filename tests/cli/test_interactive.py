@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import sys
+import time
 from pathlib import Path
 
 import pexpect
 import pytest
 
-from tests.cli.conftest import clean_env
+from tests.cli.conftest import spawn_tau
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
 
 
 def _spawn(tmp_path: Path, responses: list[dict], *args: str) -> pexpect.spawn:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(responses))
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "tau.cli", "--model", f"faux/{script}", *args],
-        cwd=str(work),
-        env=clean_env(tmp_path, TERM="dumb"),
-        encoding="utf-8",
-        timeout=20,
-        dimensions=(40, 200),
-    )
+    child = spawn_tau(tmp_path, responses, *args)
     child.expect_exact("/help for commands")
     child.expect_exact("> ")
     return child
@@ -91,6 +79,10 @@ def test_ctrl_c_aborts_the_run_and_a_second_exits(tmp_path: Path) -> None:
     child.expect_exact("> ")
     child.sendintr()
     child.expect_exact("Ctrl-C again to exit")
+    child.expect_exact("> ")
+    # CPython's readline misses a SIGINT that lands before it starts waiting for input (the
+    # interrupt then waits for the next key); give it a moment to get there.
+    time.sleep(0.2)
     child.sendintr()
     child.expect(pexpect.EOF)
     child.close()

