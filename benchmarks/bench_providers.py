@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,14 @@ TOOL_BYTES = 200_000
 TOOL_DELTA_BYTES = 100
 TARGET = 1.5
 """The tau/floor ratio aimed at (issue 3)."""
+
+
+WRITE_FILE = Tool(
+    "write_file",
+    "Write a file",
+    {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}},
+)
+"""The tool of the ~200 KB tool-call cases."""
 
 
 @dataclass
@@ -165,11 +174,7 @@ def anthropic_tool_case() -> Case:
         ),
         {"type": "content_block_stop", "index": 0},
     ]
-    schema = {
-        "type": "object",
-        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-    }
-    tool = Tool("write_file", "Write a file", schema)
+    tool = WRITE_FILE
 
     async def run(url: str) -> None:
         await consume(_anthropic_model(url), Context([UserMessage("hi")], tools=[tool]))
@@ -320,11 +325,7 @@ def responses_tool_case() -> Case:
         "arguments": "",
     }
     done = {**added, "arguments": arguments, "status": "completed"}
-    schema = {
-        "type": "object",
-        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-    }
-    tool = Tool("write_file", "Write a file", schema)
+    tool = WRITE_FILE
 
     async def run(url: str) -> None:
         await consume(_responses_model(url), Context([UserMessage("hi")], tools=[tool]))
@@ -400,11 +401,7 @@ def openai_tool_case() -> Case:
     call = {"index": 0, "id": "call_b", "type": "function"}
     first = {"role": "assistant", "tool_calls": [{**call, "function": {"name": "write_file"}}]}
     deltas = [{"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in pieces]
-    schema = {
-        "type": "object",
-        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-    }
-    tool = Tool("write_file", "Write a file", schema)
+    tool = WRITE_FILE
 
     async def run(url: str) -> None:
         await consume(_openai_model(url), Context([UserMessage("hi")], tools=[tool]))
@@ -497,6 +494,35 @@ def google_text_case(
         await consume(model(url), Context([UserMessage("hi")]))
 
     return Case(name, events, run)
+
+
+def vertex_tool_case() -> Case:
+    """One call whose ~200 KB of arguments stream by JSON path (``partialArgs``): the
+    long string in ~100-byte ``stringValue`` pieces that continue one another, as Vertex AI
+    sends them with ``streamFunctionCallArguments``."""
+    content = "lorem ipsum dolor sit amet " * (TOOL_BYTES // 27)
+    step = TOOL_DELTA_BYTES
+    pieces = [content[i : i + step] for i in range(0, len(content), step)]
+    opening = {"functionCall": {"name": "write_file", "willContinue": True}}
+    parts: list[dict[str, Any]] = [opening]
+    parts.append(
+        {"functionCall": {"partialArgs": [{"jsonPath": "$.path", "stringValue": "big.txt"}]}}
+    )
+    parts[-1]["functionCall"]["willContinue"] = True
+    for n, piece in enumerate(pieces):
+        value = {"jsonPath": "$.content", "stringValue": piece}
+        if n < len(pieces) - 1:
+            value["willContinue"] = True
+        parts.append({"functionCall": {"partialArgs": [value], "willContinue": True}})
+    parts.append({"functionCall": {}})
+    events = [_google_chunk([part], i) for i, part in enumerate(parts)]
+    events.append(_google_chunk([{"text": ""}], len(parts), "STOP"))
+    tool = WRITE_FILE
+
+    async def run(url: str) -> None:
+        await consume(_vertex_model(url), Context([UserMessage("hi")], tools=[tool]))
+
+    return Case("vertex-tool-200KB", events, run)
 
 
 # --------------------------------------------------------------------------- bedrock
@@ -608,6 +634,7 @@ def cases() -> list[Case]:
         openai_tool_case(),
         google_text_case(),
         google_text_case("vertex-text", _vertex_model),
+        vertex_tool_case(),
         bedrock_text_case(),
         bedrock_tool_case(),
     ]
@@ -694,16 +721,9 @@ async def measure(selected: list[Case], base_url: str, runs: int) -> list[tuple[
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--case", action="append", help="run only this case (repeatable)")
-    parser.add_argument("--serve", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.serve:
-        serve(args.serve)
-        return
-    selected = [c for c in cases() if not args.case or c.name in args.case]
+@contextlib.contextmanager
+def serving(selected: list[Case]) -> Iterator[str]:
+    """Serve the cases from a child process (:func:`serve`); yields its base URL."""
     with tempfile.TemporaryDirectory() as directory:
         for case in selected:
             records = [r.decode("latin-1") for r in case.events]
@@ -719,8 +739,7 @@ def main() -> None:
         )
         try:
             assert server.stdout is not None
-            port = int(server.stdout.readline())
-            rows = asyncio.run(measure(selected, f"http://127.0.0.1:{port}", args.runs))
+            yield f"http://127.0.0.1:{int(server.stdout.readline())}"
         finally:
             assert server.stdin is not None
             server.stdin.close()
@@ -728,6 +747,20 @@ def main() -> None:
                 server.wait(10)
             except subprocess.TimeoutExpired:
                 server.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--case", action="append", help="run only this case (repeatable)")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return
+    selected = [c for c in cases() if not args.case or c.name in args.case]
+    with serving(selected) as base_url:
+        rows = asyncio.run(measure(selected, base_url, args.runs))
     print(
         f"client CPU µs per event, best of {args.runs} runs, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end"

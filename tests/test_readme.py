@@ -55,6 +55,12 @@ EXPECTED = [
     ['- path: "path" is a required property', "['user', 'assistant', 'toolResult', 'user']"],
     ["It is sunny in Paris.", "aborted 'a long answer", "echo me"],
     ["HELLO"],
+    [
+        '"name": "invoke_agent weather-bot"',
+        '"name": "chat faux-model"',
+        '"name": "execute_tool get_weather"',
+        '"gen_ai.tool.call.id": "faux_call_',
+    ],
 ]
 
 

@@ -23,6 +23,12 @@ CASSETTES = sorted((RECORDED / "test_anthropic").glob("*.yaml")) if RECORDED.is_
 STREAMS = list(replay.streamed(CASSETTES))
 
 STOP = {"end_turn": "stop", "pause_turn": "stop", "max_tokens": "length", "tool_use": "toolUse"}
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 
 
 @dataclass
@@ -69,17 +75,20 @@ def read_recording(raw: str) -> Expected:
         elif kind == "message_delta":
             out.stop_reason = STOP[event["delta"]["stop_reason"]]
             usage = event.get("usage") or {}
-            if usage.get("iterations"):
-                # compaction: every billed call is listed; the top level is the last one only
-                out.usage = {}
-                for iteration in usage["iterations"]:
-                    for key, value in iteration.items():
-                        if isinstance(value, int):
-                            out.usage[key] = out.usage.get(key, 0) + value
-            else:
-                for key, value in usage.items():
-                    if isinstance(value, int):
-                        out.usage[key] = value
+            for key, value in usage.items():
+                if isinstance(value, int):
+                    out.usage[key] = value
+            # The usage rule for iterations: the top level already counts the executor's own
+            # "message" calls and leaves out the summarising "compaction" calls, so those are
+            # added (all four counts); "advisor_message" calls are another model's, billed at
+            # its price, and never added; with a "fallback_message" the top level is taken as
+            # it is.
+            iterations = usage.get("iterations") or []
+            if not any(it["type"] == "fallback_message" for it in iterations):
+                for iteration in iterations:
+                    if iteration["type"] == "compaction":
+                        for key in USAGE_KEYS:
+                            out.usage[key] = out.usage.get(key, 0) + iteration.get(key, 0)
     for block in order:
         if block["type"] == "text":
             out.texts.append(block["text"] + "".join(block["parts"]))
@@ -167,3 +176,23 @@ def test_recording_set_covers_the_interesting_shapes() -> None:
     raw = "".join(r.text for _, r in STREAMS)
     for shape in ("server_tool_use", "web_search_tool_result", "citations_delta", "ping"):
         assert shape in raw
+
+
+def test_iterations_rule_on_the_advisor_and_compaction_recordings() -> None:
+    """The usage rule, spelled out on the two recordings that carry ``iterations``."""
+    if not STREAMS:
+        pytest.skip("recordings not present")
+    read = {name.split("[")[0]: read_recording(r.text) for name, r in STREAMS}
+    advisor = read["test_anthropic_advisor_tool_stream"].usage
+    # Top level: input 2411 (1128 + 1283, the two "message" iterations) and output 145
+    # (135 + 10); the advisor's 2543 input and 18 output tokens are Opus's, not added.
+    prompt = (
+        advisor["input_tokens"]
+        + advisor["cache_read_input_tokens"]
+        + advisor["cache_creation_input_tokens"]
+    )
+    assert (advisor["output_tokens"], prompt) == (145, 2411)
+    compaction = read["test_anthropic_compaction_usage_with_cache_streaming"].usage
+    # Top level 181 in / 8 out, plus the compaction call's 100 in / 83 out / 55096 cache read.
+    assert (compaction["input_tokens"], compaction["output_tokens"]) == (281, 91)
+    assert compaction["cache_read_input_tokens"] == 55096

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tau.ai import AssistantMessage, AssistantMessageEvent, launch_stream
 from tau.ai.builder import MessageBuilder
 from tau.ai.providers.openai_completions_stream import ChunkMapper, parse_usage
@@ -302,6 +304,86 @@ async def test_finish_reasons() -> None:
     assert "model_context_window_exceeded" in (z.error_message or "")
     assert z.text == "x"  # partial content is kept
     assert is_context_overflow(z)
+
+
+# What compatible servers document besides OpenAI's own reasons, and what each one means.
+@pytest.mark.parametrize(
+    ("reason", "stop"),
+    [
+        ("eos", "stop"),  # Together: the model's end-of-sequence token
+        ("eos_token", "stop"),  # Hugging Face text-generation-inference
+        ("stop_sequence", "stop"),
+        ("end", "stop"),  # Ollama, LM Studio
+        ("end_turn", "stop"),
+        ("STOP", "stop"),
+        ("complete", "stop"),
+        ("max_tokens", "length"),
+        ("model_length", "length"),  # Mistral: the context window is full
+        ("tool_use", "toolUse"),
+        ("tool_call", "toolUse"),
+    ],
+)
+async def test_non_standard_finish_reasons(reason: str, stop: str) -> None:
+    events, m = await replay([chunk({"content": "Done."}), chunk({}, reason), "[DONE]"])
+    assert events[-1].type == "done"
+    assert m.stop_reason == stop and m.text == "Done."
+
+
+@pytest.mark.parametrize(
+    ("reason", "says"),
+    [
+        ("sensitive", "content filter"),  # z.ai
+        ("insufficient_system_resource", "capacity"),  # DeepSeek
+        ("network_error", "network error"),  # z.ai
+        ("error", "reported an error"),  # OpenRouter
+        ("abort", "aborted"),  # vLLM
+        ("something_new", "Unhandled stop reason: something_new"),
+    ],
+)
+async def test_failing_finish_reasons_are_errors_naming_them(reason: str, says: str) -> None:
+    events, m = await replay([chunk({"content": "Par"}), chunk({}, reason), "[DONE]"])
+    assert events[-1].type == "error" and m.text == "Par"
+    assert says in (m.error_message or "") and reason in (m.error_message or "")
+
+
+async def test_a_streamed_refusal_is_delivered_as_text() -> None:
+    # OpenAI's wire shape: content stays null while delta.refusal carries the refusal.
+    events, m = await replay(
+        [
+            chunk({"role": "assistant", "content": None, "refusal": None}),
+            chunk({"content": None, "refusal": "I can't help"}),
+            chunk({"refusal": " with that."}),
+            chunk({}, "stop"),
+            "[DONE]",
+        ]
+    )
+    assert events[-1].type == "done" and m.stop_reason == "stop"
+    assert m.text == "I can't help with that."
+    assert [e.delta for e in events if e.type == "text_delta"] == ["I can't help", " with that."]
+
+
+def test_cached_tokens_are_capped_at_the_prompt() -> None:
+    # An xAI model served through Azure: prompt 7, cached 161, total 15.
+    u = parse_usage(
+        {
+            "prompt_tokens": 7,
+            "completion_tokens": 8,
+            "total_tokens": 15,
+            "prompt_tokens_details": {"cached_tokens": 161},
+        },
+        MODEL,
+    )
+    assert (u.input, u.cache_read, u.output, u.total_tokens) == (0, 7, 8, 15)
+    # Reads and writes together never exceed the prompt either.
+    both = parse_usage(
+        {
+            "prompt_tokens": 10,
+            "completion_tokens": 1,
+            "prompt_tokens_details": {"cached_tokens": 6, "cache_write_tokens": 9},
+        },
+        MODEL,
+    )
+    assert (both.input, both.cache_read, both.cache_write, both.total_tokens) == (0, 6, 4, 11)
 
 
 async def test_truncated_stream_is_an_error_with_the_partial_text() -> None:

@@ -518,3 +518,18 @@ async def test_done_item_text_contradicting_the_deltas_keeps_what_was_streamed()
     assert [e.delta for e in events if e.type == "text_delta"] == ["shown"]
     assert message.text == "shown"
     assert [e.content for e in events if e.type == "text_end"] == ["shown"]
+
+
+async def test_cached_tokens_are_capped_at_the_input() -> None:
+    usage = {
+        "input_tokens": 7,
+        "input_tokens_details": {"cached_tokens": 161},
+        "output_tokens": 8,
+        "total_tokens": 15,
+    }
+    _, message = await run(
+        [{"type": "response.completed", "response": {"status": "completed", "usage": usage}}]
+    )
+    u = message.usage
+    assert (u.input, u.cache_read, u.output, u.total_tokens) == (0, 7, 8, 15)
+    assert u.input + u.cache_read + u.output == u.total_tokens

@@ -29,6 +29,12 @@ def test_every_subcommand_has_help(tau: TauRunner) -> None:
     assert "unknown provider" not in models.stdout + models.stderr
     short = tau("models", "-h")
     assert (short.returncode, short.stdout) == (0, models.stdout)
+    mcp = tau("mcp", "--help")
+    assert mcp.returncode == 0 and mcp.stdout.startswith("usage: tau mcp [-h] COMMAND")
+    mcp_list = tau("mcp", "list", "--help")
+    assert mcp_list.returncode == 0 and mcp_list.stdout.startswith(
+        "usage: tau mcp list [-h] [FILE]"
+    )
 
 
 def test_help_states_the_default_timeouts(tau: TauRunner) -> None:

@@ -1,0 +1,1 @@
+"""Hostile input and fault cases: broken framing, cut streams, malformed provider output."""

@@ -79,6 +79,28 @@ async def test_weather_in_paris_becomes_a_get_weather_call() -> None:
     assert answer.text.strip()
 
 
+async def test_a_call_cut_by_the_token_budget_is_never_delivered_finished() -> None:
+    """Budgets that end in the header, the arguments or right after them: a call is delivered
+    finished only with its whole arguments; a cut one ends the stream with an error naming it."""
+    context = Context([UserMessage("What is the weather in Paris?")], tools=[WEATHER])
+    outcomes = set()
+    for budget in range(4, 16):
+        events, message = await _collect(context, max_tokens=budget)
+        check_grammar(events, message)
+        ended = [e.tool_call for e in events if e.type == "toolcall_end"]
+        if message.stop_reason == "error":
+            assert "inside tool call 'get_weather'" in (message.error_message or "")
+            assert not ended
+            outcomes.add("cut")
+        elif ended:
+            assert [c.arguments for c in ended] == [{"city": "Paris"}]
+            outcomes.add("finished")
+        else:
+            assert message.stop_reason == "length" and not message.content
+            outcomes.add("nothing yet")
+    assert outcomes == {"nothing yet", "cut", "finished"}
+
+
 async def test_plain_message_in_a_tool_enabled_turn_streams_as_text() -> None:
     context = Context([UserMessage("Hello! Who are you?")], tools=[WEATHER])
     events, message = await _collect(context, max_tokens=30)

@@ -6,7 +6,10 @@
   ``prompt()`` returns a :class:`RunResult`.
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
+* :class:`RunObserver`, :func:`set_run_observer` — the seam tracing (``tau.telemetry``) uses.
 * :func:`stream_proxy` — an LLM call through a tau proxy server (``tau.agent.proxy_server``).
+* :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
+  tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
 
 from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode, RunResult
@@ -43,7 +46,15 @@ from tau.agent.messages import (
     registered_message_types,
     unregister_message_type,
 )
+from tau.agent.observe import (
+    RunInfo,
+    RunObservation,
+    RunObserver,
+    get_run_observer,
+    set_run_observer,
+)
 from tau.agent.proxy import stream_proxy
+from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,
     AgentToolResult,
@@ -94,12 +105,17 @@ __all__ = [
     "MessageStartEvent",
     "MessageUpdateEvent",
     "QueueMode",
+    "RunInfo",
+    "RunObservation",
+    "RunObserver",
     "RunResult",
     "StreamFn",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "ToolNameClashError",
+    "ToolSource",
     "ToolUpdateCallback",
     "TurnEndEvent",
     "TurnStartEvent",
@@ -111,11 +127,13 @@ __all__ = [
     "dump_agent_message",
     "dump_event",
     "event_to_json",
+    "get_run_observer",
     "load_agent_message",
     "register_message_type",
     "registered_message_types",
     "run_agent_loop",
     "run_agent_loop_continue",
+    "set_run_observer",
     "stream_proxy",
     "tool_from_function",
     "unregister_message_type",

@@ -43,8 +43,9 @@ Where this departs from pi-agent-core 0.58.3's ``Agent`` (deliberately):
   ``No model configured``.
 
 Snapshot rule (as in pi): a run reads the model, reasoning level, system prompt, tools,
-messages, session id, budgets, hooks, ``stream_fn`` and ``get_api_key`` once, when it starts;
-changing them (``session_id`` included) affects the next run. The steering and follow-up modes
+tool sources, messages, session id, budgets, hooks, ``stream_fn`` and ``get_api_key`` once,
+when it starts; changing them (``session_id`` included) affects the next run. The tool sources
+themselves are asked for their current tools before every turn. The steering and follow-up modes
 are read at every dequeue.
 """
 
@@ -59,6 +60,8 @@ from typing import Any, Literal, TypeAlias, cast
 from tau.agent.events import AgentEvent
 from tau.agent.loop import AgentError, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
+from tau.agent.observe import RunObserver, resolve_run_observer
+from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
     AfterToolCall,
@@ -177,6 +180,9 @@ class Agent:
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         stream_options: Mapping[str, Any] | None = None,
+        name: str = "tau",
+        instrument: RunObserver | bool | None = None,
+        tool_sources: Sequence[ToolSource] = (),
     ) -> None:
         self._state = AgentState(
             system_prompt=system_prompt,
@@ -205,6 +211,15 @@ class Agent:
         self.after_tool_call: AfterToolCall | None = after_tool_call
         self.stream_options: dict[str, Any] = dict(stream_options or {})
         """Other :func:`tau.ai.stream_simple` options (``temperature``, ``max_tokens``…)."""
+        self.name = name
+        """The agent's name in traces (``invoke_agent {name}``)."""
+        if instrument is True:
+            resolve_run_observer(True)  # a missing [otel] extra fails here, not mid-run
+        self.instrument: RunObserver | bool | None = instrument
+        """Tracing: None follows ``tau.telemetry.instrument()``, False is off, True or a
+        ``tau.telemetry.InstrumentationSettings`` is on for this agent."""
+        self.tool_sources: list[ToolSource] = list(tool_sources)
+        """Asked for their tools before every turn (MCP servers): see :mod:`tau.agent.mcp`."""
         self._listeners: dict[AgentListener, None] = {}
         self._listener_snapshot: tuple[AgentListener, ...] = ()
         self._steering: list[AgentMessage] = []
@@ -479,6 +494,9 @@ class Agent:
             session_id=self.session_id,
             stream_fn=self.stream_fn,
             stream_options=options,
+            name=self.name,
+            instrument=self.instrument,
+            tool_sources=list(self.tool_sources),
         )
         try:
             if messages is None:

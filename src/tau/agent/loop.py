@@ -3,7 +3,8 @@
 The double loop of the seed design. The inner loop runs turns (one LLM response plus its tool
 calls) while the model calls tools or steering messages are pending; when it would stop, the
 outer loop asks for follow-up messages and, if there are any, runs more turns. Every LLM call
-goes through ``transform_context`` and then ``convert_to_llm``.
+goes through ``transform_context`` and then ``convert_to_llm``, after the config's
+``tool_sources`` (MCP servers) were asked for their current tools.
 
 Entry points: :func:`agent_loop` / :func:`agent_loop_continue` return an
 :class:`~tau.ai.EventStream` (observational: the run never waits for the consumer), while
@@ -19,8 +20,13 @@ Where this departs from pi-agent-core 0.58.3 (deliberately):
   with ``message_start``/``message_end``/``turn_end``, then ``agent_end``. The same happens for
   a failing steering/follow-up callback or sink, after the tool batch in progress has given
   every call a result.
-* ``after_tool_call`` raising gives that call an error result (pi kills the run);
-  ``before_tool_call`` and ``prepare_arguments`` raising do too.
+* ``after_tool_call`` raising, or returning something that is not an ``AfterToolCallResult``,
+  gives that call an error result (pi kills the run); ``before_tool_call`` and
+  ``prepare_arguments`` do the same. A tool (or hook) raising any ``BaseException`` but
+  cancellation (``GeneratorExit``, ``SystemExit``…) gets an error result too: nothing a tool
+  raises escapes the run.
+* A synchronous tool runs in a worker thread (:func:`~tau.agent.tools.run_tool`), so abort and the grace
+  period apply to it like to any other.
 * Parallel mode emits ``tool_execution_end`` and the tool-result messages strictly in the
   assistant's call order, including calls that failed before running (unknown tool, invalid
   arguments, blocked); pi emits those first, out of order.
@@ -42,7 +48,7 @@ import dataclasses
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from tau.agent.events import (
@@ -59,13 +65,23 @@ from tau.agent.events import (
     TurnStartEvent,
 )
 from tau.agent.messages import AgentMessage, message_role
-from tau.agent.tools import AgentTool, AgentToolResult, as_tool_result, error_tool_result
+from tau.agent.observe import RunInfo, RunObservation, resolve_run_observer
+from tau.agent.tool_sources import gather_tools
+from tau.agent.tools import (
+    AgentTool,
+    AgentToolResult,
+    as_tool_result,
+    error_tool_result,
+    run_tool,
+)
 from tau.agent.types import (
     AfterToolCallContext,
+    AfterToolCallResult,
     AgentContext,
     AgentEventSink,
     AgentLoopConfig,
     BeforeToolCallContext,
+    BeforeToolCallResult,
     GetMessages,
     StreamFn,
 )
@@ -108,6 +124,21 @@ async def _call(fn: Callable[..., Any], *args: Any) -> Any:
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+def _describe_failure(exc: BaseException) -> str:
+    # A BaseException that is not an Exception is named, so "3" reads as "SystemExit: 3".
+    if isinstance(exc, Exception):
+        return describe_error(exc)
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _check_hook_result(hook: str, value: object, expected: type) -> None:
+    if value is not None and not isinstance(value, expected):
+        raise TypeError(
+            f"{hook} must return {expected.__name__} or None, not {type(value).__name__}"
+        )
 
 
 def _check_continue(context: AgentContext) -> None:
@@ -164,6 +195,7 @@ class _Run:
         self.context = AgentContext(
             context.system_prompt, [*context.messages, *(self.prompts or ())], context.tools
         )
+        self.fixed_tools = context.tools or []
         self.new_messages: list[AgentMessage] = list(self.prompts or ())
         self.in_turn = False
         self.open_message: AgentMessage | None = None
@@ -182,6 +214,13 @@ class _Run:
                 options[key] = value
         options["signal"] = self.signal
         self.options = options
+        observer = resolve_run_observer(config.instrument)
+        self.observation: RunObservation | None = None
+        if observer is not None:
+            info = RunInfo(config.name, config, self.context, self.prompts or ())
+            self.observation = observation = observer.start_run(info)
+            self.sink = observation.sink(self.sink)
+            self.stream_fn = observation.stream_fn(self.stream_fn)
 
     # ----------------------------------------------------------------------- emitting
 
@@ -213,6 +252,11 @@ class _Run:
     # ----------------------------------------------------------------------- the run
 
     async def run(self) -> list[AgentMessage]:
+        if self.observation is not None:
+            return await self.observation.run(self._run)
+        return await self._run()
+
+    async def _run(self) -> list[AgentMessage]:
         remove_abort = self.signal.add_callback(self._on_abort_threadsafe)
         try:
             try:
@@ -344,6 +388,9 @@ class _Run:
         try:
             if self.signal.aborted:
                 raise AbortedError(self.signal.reason or ABORTED_MESSAGE)
+            if config.tool_sources:
+                # Asked every turn: a source's tools may have changed since the last one.
+                self.context.tools = await gather_tools(self.fixed_tools, config.tool_sources)
             view: Sequence[AgentMessage] = messages
             if config.transform_context is not None:
                 view = await _call(config.transform_context, list(messages), self.signal)
@@ -519,10 +566,13 @@ class _Run:
                 decision = await _call(
                     hook, BeforeToolCallContext(message, call, args, self.context), self.signal
                 )
+                _check_hook_result("before_tool_call", decision, BeforeToolCallResult)
                 if decision is not None and decision.block:
                     return _Outcome(call, decision.reason or BLOCKED_MESSAGE)
-        except Exception as exc:
-            return _Outcome(call, describe_error(exc))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            return _Outcome(call, _describe_failure(exc))
         return _Prepared(call, tool, args)
 
     def start(self, prepared: _Prepared) -> None:
@@ -548,12 +598,17 @@ class _Run:
             prepared.updates = self.loop.create_task(self._chain(prepared.updates, event))
 
         try:
-            value = prepared.tool.execute(call.id, prepared.args, self.signal, on_update)
-            if inspect.isawaitable(value):
-                value = await value
+            work: Awaitable[Any] = run_tool(
+                prepared.tool, call.id, prepared.args, self.signal, on_update
+            )
+            if self.observation is not None:
+                work = self.observation.execute_tool(call, work)
+            value = await work
             return as_tool_result(value), False
-        except Exception as exc:
-            return error_tool_result(describe_error(exc)), True
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            return error_tool_result(_describe_failure(exc)), True
         finally:
             prepared.finished = True
 
@@ -588,8 +643,11 @@ class _Run:
                     AfterToolCallContext(message, call, slot.args, result, is_error, self.context),
                     self.signal,
                 )
-            except Exception as exc:
-                result, is_error = error_tool_result(describe_error(exc)), True
+                _check_hook_result("after_tool_call", override, AfterToolCallResult)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                result, is_error = error_tool_result(_describe_failure(exc)), True
             else:
                 if override is not None:
                     result = AgentToolResult(

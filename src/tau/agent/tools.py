@@ -4,6 +4,11 @@
 A tool reports failure by raising: the loop turns the exception into an error result carrying
 its message, which the model sees and can act on. A normal return is never an error.
 
+A synchronous tool runs in a worker thread of its own (see :func:`run_tool`), so a blocking
+call never stalls the event loop: other tools, listeners and abort go on, and an aborted run
+stops waiting for it after the grace period. The thread cannot be killed; it is a daemon, so a
+tool stuck for good never keeps the process from exiting. ``threaded=False`` opts out.
+
 Function tools take their parameter schema from the signature and the docstring (Google
 ``Args:`` sections and Sphinx ``:param x:`` lines are read), built as a pydantic model so that
 arguments are validated and coerced (``"5"`` becomes ``5`` for an ``int``) before the function
@@ -23,8 +28,11 @@ runs. Parameters named ``tool_call_id``, ``signal`` (or annotated :class:`AbortS
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import inspect
 import re
+import threading
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +51,8 @@ __all__ = [
     "agent_tool",
     "as_tool_result",
     "error_tool_result",
+    "run_in_thread",
+    "run_tool",
     "tool_from_function",
 ]
 
@@ -100,6 +110,55 @@ def as_tool_result(value: object) -> AgentToolResult:
     return AgentToolResult([TextContent(_to_json_text(value))], value)
 
 
+async def run_in_thread(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` in a daemon thread of its own, awaited without blocking the loop.
+
+    Unlike :func:`asyncio.to_thread` (the loop's default executor, which ``asyncio.run`` joins
+    at exit), a call that never returns does not keep the program alive once nobody awaits it.
+    Every exception, ``BaseException`` included, is raised to the awaiting coroutine.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def deliver(value: Any, error: BaseException | None) -> None:
+        if future.done():  # the awaiting task was cancelled
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def work() -> None:
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            value = context.run(fn, *args, **kwargs)
+        except StopIteration as exc:  # a future cannot carry StopIteration
+            error = RuntimeError(f"{_describe_callable(fn)} raised StopIteration")
+            error.__cause__ = exc
+        except BaseException as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+            loop.call_soon_threadsafe(deliver, value, error)
+
+    name = f"tau-tool-{_describe_callable(fn)}"
+    threading.Thread(target=work, name=name, daemon=True).start()
+    return await future
+
+
+def _describe_callable(fn: Callable[..., Any]) -> str:
+    """A short name for ``fn`` in messages and thread names."""
+    return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or fn)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
 def _to_json_text(value: object) -> str:
     from pydantic_core import to_json
 
@@ -112,10 +171,13 @@ class AgentTool(Tool):
     Give ``execute`` (sync or async) or override :meth:`execute` in a subclass.
     ``prepare_arguments`` repairs raw model output before validation (stringified JSON, renamed
     fields); its exceptions become error results. ``label`` is the human-readable name UIs show;
-    the loop never reads it.
+    the loop never reads it. ``threaded`` says where the loop calls ``execute`` (see
+    :func:`run_tool`): ``None`` (the default) means in a worker thread when it is synchronous and
+    on the event loop when it is a coroutine function; ``False`` keeps a synchronous one on the
+    loop (it must not block).
     """
 
-    __slots__ = ("_execute", "_prepare", "label")
+    __slots__ = ("_execute", "_prepare", "label", "threaded")
 
     def __init__(
         self,
@@ -126,6 +188,7 @@ class AgentTool(Tool):
         execute: ExecuteFn | None = None,
         label: str | None = None,
         prepare_arguments: PrepareFn | None = None,
+        threaded: bool | None = None,
     ) -> None:
         super().__init__(name, description, parameters)
         if execute is None and type(self).execute is AgentTool.execute:
@@ -135,6 +198,7 @@ class AgentTool(Tool):
         self._execute = execute
         self._prepare = prepare_arguments
         self.label = label if label is not None else name
+        self.threaded = threaded
 
     def prepare_arguments(self, raw: dict[str, Any]) -> Any:
         """Repair raw model arguments before validation (identity unless configured)."""
@@ -156,6 +220,32 @@ class AgentTool(Tool):
         """
         assert self._execute is not None
         return self._execute(tool_call_id, params, signal, on_update)
+
+
+async def run_tool(
+    tool: AgentTool,
+    tool_call_id: str,
+    params: Any,
+    signal: AbortSignal,
+    on_update: ToolUpdateCallback,
+) -> Any:
+    """``tool.execute`` as the agent loop calls it: a synchronous one in a worker thread.
+
+    Returns the tool's result, awaited if it was awaitable. ``tool.threaded`` decides; when it is
+    None, a coroutine function runs on the loop and anything else in a thread.
+    """
+    # getattr: a subclass may skip AgentTool.__init__ and leave the slots unset.
+    threaded = getattr(tool, "threaded", None)
+    if threaded is None:
+        execute = getattr(tool, "_execute", None) or type(tool).execute
+        threaded = not _is_async(execute)
+    if threaded:
+        value = await run_in_thread(tool.execute, tool_call_id, params, signal, on_update)
+    else:
+        value = tool.execute(tool_call_id, params, signal, on_update)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
 
 
 # --------------------------------------------------------------------------- function tools
@@ -227,7 +317,7 @@ class _FunctionTool(AgentTool):
         label: str | None,
         threaded: bool,
     ) -> None:
-        super().__init__(name, description, parameters, label=label)
+        super().__init__(name, description, parameters, label=label, threaded=False)
         self._fn = fn
         self._injected = injected
         self._is_async = inspect.iscoroutinefunction(fn)
@@ -251,7 +341,7 @@ class _FunctionTool(AgentTool):
         if self._is_async:
             return await self._fn(**kwargs)
         if self._threaded:
-            return await asyncio.to_thread(self._fn, **kwargs)
+            return await run_in_thread(self._fn, **kwargs)
         result = self._fn(**kwargs)
         if inspect.isawaitable(result):
             result = await result
@@ -264,13 +354,14 @@ def tool_from_function(
     name: str | None = None,
     description: str | None = None,
     label: str | None = None,
-    threaded: bool = False,
+    threaded: bool = True,
 ) -> AgentTool:
     """Build an :class:`AgentTool` from a typed function (sync or async).
 
     The name defaults to the function's, the description to its docstring (without the
-    argument section). ``threaded=True`` runs a sync function in a worker thread, so blocking
-    work does not stall the event loop or the other tools of a parallel batch.
+    argument section). A sync function runs in a worker thread, so blocking work does not stall
+    the event loop or the other tools of a parallel batch; ``threaded=False`` calls it on the
+    loop instead (for quick functions that must touch loop-bound objects).
     """
     if not callable(fn):
         raise TypeError(f"tool_from_function needs a function, got {fn!r}")
@@ -326,7 +417,7 @@ def agent_tool(
     name: str | None = None,
     description: str | None = None,
     label: str | None = None,
-    threaded: bool = False,
+    threaded: bool = True,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -337,7 +428,7 @@ def agent_tool(
     name: str | None = None,
     description: str | None = None,
     label: str | None = None,
-    threaded: bool = False,
+    threaded: bool = True,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Decorator form of :func:`tool_from_function`: ``@agent_tool`` or ``@agent_tool(...)``."""
     if fn is not None:

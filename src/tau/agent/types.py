@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from tau.agent.messages import AgentMessage, default_convert_to_llm
+from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool, AgentToolResult
 from tau.ai.abort import AbortSignal
 from tau.ai.event_stream import AssistantMessageEventStream
@@ -27,6 +28,7 @@ from tau.ai.types import (
 
 if TYPE_CHECKING:
     from tau.agent.events import AgentEvent
+    from tau.agent.observe import RunObserver
 
 __all__ = [
     "AfterToolCall",
@@ -139,6 +141,13 @@ class AgentLoopConfig:
 
     ``tool_abort_grace`` is how many seconds a running tool gets to finish on its own after an
     abort before it is cancelled and recorded as aborted.
+
+    ``name`` names the agent in traces; ``instrument`` chooses the run's observer (see
+    :mod:`tau.agent.observe`): None follows the process-wide ``tau.telemetry.instrument()``,
+    False turns tracing off for this run, True or an ``InstrumentationSettings`` turns it on.
+
+    ``tool_sources`` (MCP servers, see :mod:`tau.agent.tool_sources`) are asked for their tools
+    before every LLM call; their tools join the context's own for that turn.
     """
 
     model: Model
@@ -157,3 +166,6 @@ class AgentLoopConfig:
     stream_fn: StreamFn | None = None
     stream_options: dict[str, Any] = field(default_factory=dict)
     tool_abort_grace: float = 2.0
+    name: str = "tau"
+    instrument: RunObserver | bool | None = None
+    tool_sources: Sequence[ToolSource] = ()

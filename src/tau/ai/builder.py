@@ -51,9 +51,15 @@ class MessageBuilder:
 
     Blocks are addressed by their content index, so adapters may keep several open at once
     (parallel tool calls, interleaved provider blocks).
+
+    A tool call is finished only when its adapter closes it, as the wire format marks the end
+    of a call, and its streamed JSON text is then complete. One that is not (the provider
+    never closed it, or the text stops inside a value, as a response cut by a token limit
+    leaves it) never gets a ``toolcall_end``: the stream ends with an ``error`` event naming
+    it, so nobody runs a call the model did not finish.
     """
 
-    __slots__ = ("_open", "_push", "_started", "message", "model", "stream")
+    __slots__ = ("_cut", "_open", "_push", "_started", "message", "model", "stream")
 
     def __init__(self, model: Model, stream: AssistantMessageEventStream) -> None:
         self.model = model
@@ -64,6 +70,8 @@ class MessageBuilder:
         )
         self._started = False
         self._open: set[int] = set()
+        # Calls whose adapter closed them while their JSON text stopped inside a value.
+        self._cut: set[int] = set()
 
     @property
     def started(self) -> bool:
@@ -80,6 +88,11 @@ class MessageBuilder:
         if not self._started:
             self._started = True
             self._push(StartEvent(self.message))
+
+    def response_id(self, value: object) -> None:
+        """Keep the provider's response id (the first non-empty string given)."""
+        if self.message.response_id is None and isinstance(value, str) and value:
+            self.message.response_id = value
 
     # ----------------------------------------------------------------------- text
 
@@ -155,16 +168,20 @@ class MessageBuilder:
         self._push(ToolCallDeltaEvent(index, delta, self.message))
 
     def close_tool_call(self, index: int, arguments: dict[str, Any] | None = None) -> None:
-        """Close the call at ``index``: ``arguments`` if given, else the parse of the fragments."""
-        if index not in self._open:
+        """Close the call at ``index``: ``arguments`` if given, else the parse of the fragments.
+
+        Fragments that stop inside a value leave the call unfinished (see the class docstring).
+        """
+        if index not in self._open or index in self._cut:
             return
-        self._open.discard(index)
         block = self.message.content[index]
         assert isinstance(block, ToolCall)
         if arguments is not None:
             block.arguments = arguments
-        else:
-            block.finish_arguments()
+        elif not block.finish_arguments():
+            self._cut.add(index)
+            return
+        self._open.discard(index)
         self._push(ToolCallEndEvent(index, block, self.message))
 
     def tool_call(
@@ -215,6 +232,14 @@ class MessageBuilder:
         if reason == "error" or reason == "aborted":
             self.fail(msg.error_message or UNKNOWN_ERROR_MESSAGE, aborted=reason == "aborted")
             return
+        unfinished = [
+            block
+            for index in sorted(self._open)
+            if isinstance(block := msg.content[index], ToolCall)
+        ]
+        if unfinished:
+            self.fail(_unfinished_calls_message(unfinished, reason))
+            return
         self.start()
         self.close_all()
         self._push(DoneEvent(reason, msg))
@@ -234,6 +259,15 @@ class MessageBuilder:
         msg.stop_reason = reason
         msg.error_message = error_message
         self._push(ErrorEvent(reason, msg))
+
+
+def _unfinished_calls_message(calls: list[ToolCall], reason: str) -> str:
+    names = ", ".join(f"{call.name!r} (id {call.id!r})" for call in calls)
+    plural = "s" if len(calls) > 1 else ""
+    return (
+        f"The response ended (stop reason {reason!r}) inside tool call{plural} {names}: "
+        "the arguments never closed, so the call was not finished"
+    )
 
 
 async def apply_on_payload(

@@ -17,6 +17,7 @@ from collections.abc import Coroutine, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar, Unpack
 
+from tau.ai import observe
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.events import AssistantMessageEvent
 from tau.ai.options import ProviderStreamOptions, SimpleStreamOptions
@@ -46,7 +47,12 @@ def stream(
     everything after that (HTTP, network, provider errors, aborts) arrives as an ``error``
     event.
     """
-    return resolve_api_provider(model.api).stream(model, as_context(context), options)
+    context = as_context(context)
+    start = resolve_api_provider(model.api).stream
+    observer = observe.call_observer
+    if observer is None:
+        return start(model, context, options)
+    return observer(start, model, context, options)
 
 
 async def _final_message(s: AssistantMessageEventStream) -> AssistantMessage:
@@ -72,7 +78,12 @@ def stream_simple(
     model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
 ) -> AssistantMessageEventStream:
     """Stream one response with the unified ``reasoning`` level mapped per provider."""
-    return resolve_api_provider(model.api).stream_simple(model, as_context(context), options)
+    context = as_context(context)
+    start = resolve_api_provider(model.api).stream_simple
+    observer = observe.call_observer
+    if observer is None:
+        return start(model, context, options)
+    return observer(start, model, context, options)
 
 
 async def complete_simple(
@@ -105,6 +116,12 @@ def _background_loop() -> asyncio.AbstractEventLoop:
                 "(a hook or callback): use the async API there"
             )
         return _loop
+
+
+# The caller's context variables (an active trace span, for one) reach the background loop:
+# run_coroutine_threadsafe schedules through call_soon_threadsafe, whose callback runs in a
+# copy of the calling thread's context, and the task it creates copies that context in turn.
+# tests/telemetry/test_content_and_context.py holds this in place.
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:

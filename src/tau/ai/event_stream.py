@@ -101,6 +101,24 @@ class EventStream(Generic[T, R]):
             self._result.set_exception(StreamEndedError(_NO_RESULT))
         self._wake_all()
 
+    def tap(self, observer: Callable[[T], object]) -> None:
+        """Also show every event pushed from now on to ``observer``, as it is pushed.
+
+        For instrumentation: the observer sees the events without consuming them, and a
+        stream nobody taps pays nothing for the feature. It runs inside the producer's
+        ``push``, so it must be quick and must not raise. The terminal event is the last it
+        sees; events pushed after it are dropped before reaching it.
+        """
+        is_complete = self._is_complete
+
+        def observed(event: T) -> bool:
+            # push() asks is_complete exactly once per accepted event: the one place every
+            # event passes through, so a tap needs no test in push() itself.
+            observer(event)
+            return is_complete(event)
+
+        self._is_complete = observed
+
     def set_on_close(self, callback: Callable[[], None] | None) -> None:
         """Register what to do when every consumer has left before the end (cancel the producer)."""
         self._on_close = callback

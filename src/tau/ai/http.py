@@ -47,6 +47,7 @@ import httpx2
 
 from tau.ai.abort import AbortedError
 from tau.ai.builder import ABORTED_MESSAGE, ProviderError
+from tau.ai.observe import request_report
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
@@ -658,6 +659,7 @@ class open_stream:
         watchdog = self._watchdog
         assert watchdog is not None
         timeout = httpx2.Timeout(connect=connect, read=None, write=connect, pool=connect)
+        report = request_report(self._method, self._url, self._headers)  # None: nobody listens
         attempt = 0
         while True:
             if signal is not None and signal.aborted:
@@ -667,6 +669,8 @@ class open_stream:
                 timeout=timeout,
             )  # fmt: skip
             watchdog.arm()
+            if report is not None:
+                report.attempt()
             try:
                 response = await client.send(request, stream=True)
             except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
@@ -684,6 +688,8 @@ class open_stream:
             except httpx2.TransportError as exc:
                 raise ProviderError(f"Request to {self._host} failed: {_describe(exc)}") from exc
             else:
+                if report is not None:
+                    report.answered(response.status_code)
                 if response.is_success:
                     try:
                         await self._check_content_type(response)
@@ -712,7 +718,10 @@ class open_stream:
                     f"{failure} (the server asked to retry after {server_delay:g} s, longer "
                     f"than max_retry_delay_ms={cap * 1000:g}; not retrying)"
                 )
-            await asyncio.sleep(server_delay if server_delay is not None else _backoff(attempt))
+            delay = server_delay if server_delay is not None else _backoff(attempt)
+            if report is not None:
+                report.retry(attempt + 1, max_retries, delay, failure)
+            await asyncio.sleep(delay)
             attempt += 1
 
     async def _check_content_type(self, response: httpx2.Response) -> None:

@@ -83,6 +83,9 @@ class ProviderStreamOptions(StreamOptions, total=False):
     """Vertex project (else ``GOOGLE_CLOUD_PROJECT`` / ``GCLOUD_PROJECT`` / the ADC's)."""
     location: str
     """Vertex location, e.g. ``us-central1`` or ``global`` (else ``GOOGLE_CLOUD_LOCATION``)."""
+    stream_function_call_arguments: bool
+    """Stream function-call arguments as they are written (``streamFunctionCallArguments``);
+    ``stream_simple`` turns it on for Gemini 3 and later on Vertex AI."""
     # mistral-conversations
     prompt_mode: Literal["reasoning"]
     # bedrock-converse-stream

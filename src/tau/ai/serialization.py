@@ -223,6 +223,10 @@ def dump_message(message: Message) -> JsonDict:
             "api": message.api,
             "provider": message.provider,
             "model": message.model,
+        }
+        if message.response_id is not None:
+            out["responseId"] = message.response_id
+        out |= {
             "usage": dump_usage(message.usage),
             "stopReason": message.stop_reason,
         }
@@ -277,6 +281,7 @@ def load_message(data: Any, path: str = "message") -> Message:
             usage=load_usage(d["usage"], f"{path}.usage") if "usage" in d else Usage(),
             stop_reason=cast(Any, stop),
             error_message=_opt(d, "errorMessage", str, path),
+            response_id=_opt(d, "responseId", str, path),
         )
     elif role == "toolResult":
         msg = ToolResultMessage(

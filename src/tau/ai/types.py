@@ -205,11 +205,18 @@ class ToolCall:
             self._parser = IncrementalJsonParser()
         self._parser.feed(delta)
 
-    def finish_arguments(self) -> None:
-        """Replace the partial parse by the final parse of everything fed so far."""
-        if self._parser is not None:
-            self._arguments = self._parser.final()
-            self._parser = None
+    def finish_arguments(self) -> bool:
+        """Replace the partial parse by the final parse of everything fed so far.
+
+        Returns False when that text stops inside the arguments object (a string, key or value
+        never finished): the arguments were cut off, and :attr:`arguments` holds their prefix.
+        """
+        parser = self._parser
+        if parser is None:
+            return True
+        self._parser = None
+        self._arguments = parser.final()
+        return not parser.cut_off
 
     @property
     def arguments_text(self) -> str:
@@ -300,6 +307,9 @@ class AssistantMessage:
     stop_reason: StopReason = "stop"
     error_message: str | None = None
     timestamp: int = field(default_factory=now_ms)
+    response_id: str | None = None
+    """The provider's id of this response (``msg_…``, ``chatcmpl-…``, ``resp_…``) when it
+    sends one."""
     role: Literal["assistant"] = field(default="assistant", init=False)
 
     @property

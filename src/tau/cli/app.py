@@ -19,6 +19,7 @@ from tau.ai.abort import AbortSignal
 from tau.ai.local_models import LOCAL_PROVIDER
 from tau.ai.types import Model
 from tau.cli.config import save_config
+from tau.cli.mcp import MCPTools, load_servers
 from tau.cli.models import model_spec
 from tau.cli.prompt import build_system_prompt
 from tau.cli.session import Session
@@ -40,6 +41,7 @@ class Settings:
     session_path: Path | None = None
     yes: bool = False
     extra_options: dict[str, Any] = field(default_factory=dict)
+    mcp_file: Path | None = None
 
 
 def describe_call(name: str, args: Any) -> str:
@@ -58,6 +60,8 @@ class App:
         self.settings = settings
         self.confirm = confirm
         tools = build_tools(settings.tool_names, settings.workspace)
+        # MCP servers (the config's and --mcp FILE's): one tool source, started on first use.
+        self.mcp = MCPTools(load_servers(settings.mcp_file), reserved=[t.name for t in tools])
         self.session = Session.open(settings.session_path) if settings.session_path else None
         self.agent = Agent(
             model=settings.model,
@@ -73,6 +77,7 @@ class App:
             before_tool_call=self._before_tool_call,
             session_id=self.session.id if self.session else None,
             stream_options=settings.extra_options,
+            tool_sources=[self.mcp] if self.mcp else (),
         )
         if self.session is not None:
             # Resumed messages now live in the agent; the session records new ones from here.
@@ -88,16 +93,15 @@ class App:
         self, context: BeforeToolCallContext, signal: AbortSignal
     ) -> BeforeToolCallResult | None:
         name = context.tool_call.name
-        if name not in MUTATING_TOOLS or self.settings.yes:
+        if self.settings.yes or not (name in MUTATING_TOOLS or self.mcp.needs_confirmation(name)):
             return None
         if self.confirm is None:
             return BeforeToolCallResult(
                 block=True,
                 reason=f"The user has not allowed {name} to run (tau needs --yes without a terminal).",
             )
-        allowed = await _unless_aborted(
-            self.confirm(f"Allow {describe_call(name, context.args)}?"), signal
-        )
+        subject = self.mcp.describe_call(name, context.args) or describe_call(name, context.args)
+        allowed = await _unless_aborted(self.confirm(f"Allow {subject}?"), signal)
         if allowed:
             return None
         if allowed is None:
@@ -109,6 +113,10 @@ class App:
         result = await self.agent.prompt(text)
         save_config({"model": model_spec(self.settings.model)})
         return result
+
+    async def aclose(self) -> None:
+        """Stop what the session started (MCP servers)."""
+        await self.mcp.aclose()
 
 
 async def _unless_aborted(question: Awaitable[bool], signal: AbortSignal) -> bool | None:

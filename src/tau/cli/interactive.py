@@ -187,6 +187,9 @@ class Repl:
             deadline = time.monotonic() + 3
             while self.busy and time.monotonic() < deadline:
                 time.sleep(0.02)
+        closing = asyncio.run_coroutine_threadsafe(self.app.aclose(), self.loop)  # MCP servers
+        with contextlib.suppress(Exception):
+            closing.result(timeout=15)
         self.loop.call_soon_threadsafe(self.loop.stop)
         sys.stdout.write("\n")
         sys.stdout.flush()

@@ -7,6 +7,7 @@
     tau --json "prompt"          every agent event as one JSON line
     tau                          an interactive session
     tau models [provider]        the catalog, and which providers have keys
+    tau mcp list [FILE]          the configured MCP servers: status and tools
 
 Exit status: 0 on success, 1 when the run fails (one line on stderr; a traceback only with
 ``--debug``), 2 for bad usage, 130 when interrupted, 141 when stdout is closed early.
@@ -72,8 +73,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="tau",
         description="A small coding agent. With a prompt: one run (piped input is added after "
         "the prompt); without: an interactive session.",
-        epilog="`tau models [provider]` lists the models. Exit status: 0 ok, 1 the run failed, "
-        "2 bad usage, 130 interrupted, 141 stdout closed early.",
+        epilog="`tau models [provider]` lists the models, `tau mcp list [FILE]` the MCP servers "
+        "(each has --help). Exit status: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted, "
+        "141 stdout closed early.",
     )
     parser.add_argument("prompt", nargs="*", help="what to ask (omit for an interactive session)")
     parser.add_argument("--version", action="version", version=f"tau {__version__}")
@@ -98,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--session", metavar="FILE", help="persist to / resume from FILE (JSONL)")
     parser.add_argument(
-        "-y", "--yes", action="store_true", help="run write/edit/bash without asking"
+        "-y", "--yes", action="store_true", help="run write/edit/bash and MCP tools without asking"
     )
     parser.add_argument("--json", action="store_true", help="print every event as one JSON line")
     parser.add_argument(
@@ -111,6 +113,11 @@ def _parser() -> argparse.ArgumentParser:
         help="how long to wait for the provider to connect, to start answering, and between two "
         "pieces of its answer (default: 10 s to connect, 120 s for each of the others)",
     )
+    parser.add_argument(
+        "--mcp",
+        metavar="FILE",
+        help='MCP servers to use, {"mcpServers": {...}} as in Claude Desktop (see `tau mcp list`)',
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
@@ -122,6 +129,21 @@ def _models_parser() -> argparse.ArgumentParser:
         "and whether the embedded local model is installed.",
     )
     parser.add_argument("provider", nargs="?", help="only this provider's models")
+    return parser
+
+
+def _mcp_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tau mcp", description="The MCP servers tau uses (the config's mcpServers)."
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    listing = commands.add_parser(
+        "list",
+        help="each server's status and tools",
+        description="Start each configured MCP server and list its status and tools (exit 1 if "
+        "one fails).",
+    )
+    listing.add_argument("file", nargs="?", metavar="FILE", help="servers from FILE instead")
     return parser
 
 
@@ -224,6 +246,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         session_path=None if args.session is None else Path(args.session),
         yes=args.yes,
         extra_options=options,
+        mcp_file=None if args.mcp is None else Path(args.mcp),
     )
 
 
@@ -308,6 +331,7 @@ async def run_once(settings: Settings, prompt: str, *, json_mode: bool) -> int:
         result = await app.run(prompt)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        await app.aclose()
     if output.closed:
         raise BrokenPipeError
     return _report(result)
@@ -333,6 +357,11 @@ def _error_line(text: str) -> None:
 
 
 def _dispatch(argv: Sequence[str]) -> int:
+    if argv and argv[0] == "mcp":
+        listing = _mcp_parser().parse_args(argv[1:])
+        from tau.cli.mcp import mcp_command
+
+        return mcp_command([listing.command, *([listing.file] if listing.file else [])])
     if argv and argv[0] == "models":
         from tau.cli.models import list_models
 

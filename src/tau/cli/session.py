@@ -5,21 +5,48 @@ The layout is pi's session format (version 3) restricted to one branch: a header
 with ``type``, an 8-hex ``id``, the ``parentId`` of the entry before it and an ISO
 ``timestamp``: ``message`` entries (any agent message, in the library's JSON form) and
 ``model_change`` entries. Nothing is written until the first assistant message exists, so a
-run that never reached the model leaves no file behind.
+run that never reached the model leaves no file behind; an existing empty file is a new session.
+
+Nothing is lost, and saving never stops:
+
+* every entry is written as valid UTF-8 JSON (see :func:`~tau.cli.session_file.encode_entry`);
+  a message that cannot be serialised at all is recorded as a ``custom`` entry of type
+  ``tau.unsaved_message`` saying why;
+* each write holds an ``fcntl`` lock and attaches to the file's last entry, so two processes on
+  one file keep one chain and a resume sees the entries of both;
+* a resume keeps every complete entry: damaged lines (cut off, NUL padding, not UTF-8) and
+  broken parent links are reported with the file and line, and the chain goes on from the entry
+  before; a loop of ``parentId`` links is broken where it closes. The file is left as it is until
+  the next save, which rewrites it without the damaged lines and keeps the original next to it
+  as ``FILE.damaged``.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import stat
+import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tau.agent.messages import AgentMessage, dump_agent_message, load_agent_message
+from tau.agent.messages import AgentMessage, dump_agent_message, load_agent_message, message_role
 from tau.ai.types import AssistantMessage
+from tau.cli.session_file import (
+    ParsedFile,
+    backup_path,
+    encode_entry,
+    locked,
+    parse,
+    read_all,
+    write_all,
+)
+
+UNSAVED_MESSAGE = "tau.unsaved_message"
+"""``customType`` of the entry recorded in place of a message that could not be serialised."""
 
 
 class SessionError(ValueError):
@@ -28,6 +55,10 @@ class SessionError(ValueError):
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _print_warning(text: str) -> None:
+    print(f"tau: warning: {text}", file=sys.stderr)
 
 
 @dataclass
@@ -39,59 +70,128 @@ class Session:
     messages: list[AgentMessage] = field(default_factory=list)
     model: str | None = None
     leaf: str | None = None
+    on_warning: Callable[[str], None] = _print_warning
     _pending: list[dict[str, Any]] = field(default_factory=list)
     _on_disk: bool = False
     _ids: set[str] = field(default_factory=set)
+    _known_size: int = 0
+    _needs_repair: bool = False
 
     @classmethod
-    def open(cls, path: Path) -> Session:
-        """Resume ``path`` if it exists, else start a new session that will be written there."""
-        if not path.exists():
-            return cls(path)
-        session = cls(path, _on_disk=True)
-        session._load()
+    def open(cls, path: Path, on_warning: Callable[[str], None] | None = None) -> Session:
+        """Resume ``path`` if it holds a session, else start a new one that will be written there.
+
+        Damage is reported through ``on_warning`` (default: a line on stderr).
+        """
+        session = cls(path, on_warning=on_warning or _print_warning)
+        if path.exists() or path.is_symlink():
+            session._load()
         return session
+
+    # ----------------------------------------------------------------------- reading
+
+    def _open_fd(self, flags: int) -> int:
+        try:
+            fd = os.open(self.path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise SessionError(f"cannot open session {self.path}: {exc.strerror}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise SessionError(f"cannot use {self.path} as a session: not a regular file")
+        return fd
 
     def _load(self) -> None:
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            mode = os.stat(self.path).st_mode
         except OSError as exc:
             raise SessionError(f"cannot read session {self.path}: {exc.strerror}") from None
-        entries: dict[str, dict[str, Any]] = {}
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                raise SessionError(f"{self.path}:{number}: not a JSON line") from None
-            if not isinstance(entry, dict):
-                raise SessionError(f"{self.path}:{number}: not a JSON object")
-            if number == 1:
-                if entry.get("type") != "session":
-                    raise SessionError(f"{self.path} is not a session file (no header line)")
-                self.id = str(entry.get("id") or self.id)
-                continue
-            entry_id = entry.get("id")
-            if isinstance(entry_id, str):
-                entries[entry_id] = entry
-                self._ids.add(entry_id)
-                self.leaf = entry_id
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise SessionError(f"cannot use {self.path} as a session: {kind}")
+        fd = self._open_fd(os.O_RDONLY)
+        try:
+            with locked(fd, str(self.path), exclusive=False):
+                data = read_all(fd)
+        except TimeoutError as exc:
+            raise SessionError(str(exc)) from None
+        finally:
+            os.close(fd)
+        self._known_size = len(data)
+        parsed = parse(data)
+        self._check_header(parsed)
+        for number, reason in parsed.damaged:
+            self.on_warning(f"{self.path}:{number}: damaged line skipped: {reason}")
+        if parsed.damaged:
+            self._needs_repair = True
+            self.on_warning(
+                f"{self.path}: the file is repaired at the next save (the original is kept "
+                f"as {backup_path(self.path).name})"
+            )
+        if parsed.blank:
+            return  # an empty file (or only padding): a new session
+        self._on_disk = True
+        self._read_branch(parsed)
+
+    def _check_header(self, parsed: ParsedFile) -> None:
+        if parsed.blank:
+            return
+        first_line = min([number for number, _ in parsed.entries] + [n for n, _ in parsed.damaged])
+        damaged = dict(parsed.damaged)
+        if first_line in damaged:
+            raise SessionError(
+                f"{self.path} is not a session file: line {first_line} is {damaged[first_line]}"
+            )
+        header = parsed.entries[0][1]
+        if header.get("type") != "session":
+            raise SessionError(f"{self.path} is not a session file (no header line)")
+        self.id = str(header.get("id") or self.id)
+
+    def _read_branch(self, parsed: ParsedFile) -> None:
+        order = [(n, e) for n, e in parsed.entries[1:] if isinstance(e.get("id"), str)]
+        index = {entry["id"]: i for i, (_, entry) in enumerate(order)}
+        self._ids.update(index)
+        if not order:
+            return
+        self.leaf = order[-1][1]["id"]
         # Walk from the last entry back to the root: the branch that is current.
         branch: list[dict[str, Any]] = []
-        cursor = self.leaf
-        while cursor is not None and cursor in entries:
-            branch.append(entries[cursor])
-            cursor = entries[cursor].get("parentId")
+        seen: set[int] = set()
+        cursor: int | None = len(order) - 1
+        while cursor is not None:
+            seen.add(cursor)
+            number, entry = order[cursor]
+            branch.append(entry)
+            parent = entry.get("parentId")
+            if parent is None:
+                break
+            following = index.get(parent) if isinstance(parent, str) else None
+            if following is None:
+                following = cursor - 1 if cursor > 0 else None
+                self.on_warning(
+                    f"{self.path}:{number}: parent entry {parent!r} is missing; "
+                    "going on with the entry before it"
+                )
+            if following is not None and following in seen:
+                self.on_warning(
+                    f"{self.path}:{number}: parentId {parent!r} closes a loop; "
+                    "the chain is broken there"
+                )
+                break
+            cursor = following
         for entry in reversed(branch):
-            kind = entry.get("type")
-            if kind == "message":
-                try:
-                    self.messages.append(load_agent_message(entry.get("message")))
-                except ValueError as exc:
-                    raise SessionError(f"{self.path}: bad message entry: {exc}") from None
-            elif kind == "model_change":
-                self.model = f"{entry.get('provider')}/{entry.get('modelId')}"
+            self._replay(entry)
+
+    def _replay(self, entry: dict[str, Any]) -> None:
+        kind = entry.get("type")
+        if kind == "message":
+            try:
+                self.messages.append(load_agent_message(entry.get("message")))
+            except ValueError as exc:
+                self.on_warning(f"{self.path}: message {entry.get('id')!r} skipped: {exc}")
+        elif kind == "model_change":
+            self.model = f"{entry.get('provider')}/{entry.get('modelId')}"
+
+    # ----------------------------------------------------------------------- writing
 
     def _new_id(self) -> str:
         while True:
@@ -114,9 +214,21 @@ class Session:
             self.flush()
 
     def record_message(self, message: AgentMessage) -> None:
-        """Append a finished message; the file is written once an assistant message exists."""
+        """Append a finished message; the file is written once an assistant message exists.
+
+        A message that cannot be serialised is recorded as an error entry instead, so the
+        session goes on saving.
+        """
         self.messages.append(message)
-        self._append({"type": "message", "message": dump_agent_message(message)})
+        try:
+            entry: dict[str, Any] = {"type": "message", "message": dump_agent_message(message)}
+        except Exception as exc:
+            entry = {
+                "type": "custom",
+                "customType": UNSAVED_MESSAGE,
+                "data": {"role": message_role(message), "error": str(exc) or type(exc).__name__},
+            }
+        self._append(entry)
         self.flush()
 
     def flush(self) -> None:
@@ -127,6 +239,39 @@ class Session:
             if not any(isinstance(m, AssistantMessage) for m in self.messages):
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = self._open_fd(os.O_RDWR | os.O_CREAT | os.O_APPEND)
+        try:
+            with locked(fd, str(self.path), exclusive=True):
+                self._write_locked(fd)
+        except TimeoutError as exc:
+            raise SessionError(str(exc)) from None
+        finally:
+            os.close(fd)
+        self._pending.clear()
+        self._on_disk = True
+
+    def _write_locked(self, fd: int) -> None:
+        size = os.fstat(fd).st_size
+        prefix = b""
+        file_leaf = self._pending[0]["parentId"]
+        if size != self._known_size or self._needs_repair:
+            # Another process wrote since we last looked, or the file needs its repair.
+            data = read_all(fd)
+            parsed = parse(data)
+            if parsed.damaged:
+                self._repair(fd, data, parsed)
+            elif not parsed.ends_with_newline:
+                prefix = b"\n"
+            ids = [e["id"] for _, e in parsed.entries[1:] if isinstance(e.get("id"), str)]
+            self._ids.update(ids)
+            file_leaf = ids[-1] if ids else None
+            if parsed.entries and parsed.entries[0][1].get("type") == "session":
+                self.id = str(parsed.entries[0][1].get("id") or self.id)
+            size = os.fstat(fd).st_size
+        # Attach to the file's last entry: a chain another process extended stays one chain.
+        self._pending[0]["parentId"] = file_leaf
+        lines = [encode_entry(entry) for entry in self._pending]
+        if size == 0:
             header = {
                 "type": "session",
                 "version": 3,
@@ -134,9 +279,37 @@ class Session:
                 "timestamp": _now(),
                 "cwd": os.getcwd(),
             }
-            self._pending.insert(0, header)
-        with self.path.open("a", encoding="utf-8") as out:
-            for entry in self._pending:
-                out.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        self._pending.clear()
-        self._on_disk = True
+            lines.insert(0, encode_entry(header))
+        payload = prefix + b"".join(lines)
+        write_all(fd, payload)
+        self._known_size = size + len(payload)
+
+    def _repair(self, fd: int, data: bytes, parsed: ParsedFile) -> None:
+        backup = backup_path(self.path)
+        with backup.open("xb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.ftruncate(fd, 0)
+        write_all(fd, b"".join(_relinked(parsed)))
+        self._needs_repair = False
+        self.on_warning(
+            f"{self.path}: repaired ({len(parsed.damaged)} damaged lines dropped); "
+            f"the original is kept as {backup}"
+        )
+
+
+def _relinked(parsed: ParsedFile) -> list[bytes]:
+    """The complete lines, with each link to a lost entry moved to the entry before it."""
+    known = {e["id"] for _, e in parsed.entries if isinstance(e.get("id"), str)}
+    lines: list[bytes] = []
+    previous: str | None = None
+    for (_, entry), line in zip(parsed.entries, parsed.clean, strict=True):
+        entry_id = entry.get("id")
+        parent = entry.get("parentId")
+        if isinstance(entry_id, str):
+            if parent is not None and parent not in known:
+                line = encode_entry({**entry, "parentId": previous})
+            previous = entry_id
+        lines.append(line)
+    return lines

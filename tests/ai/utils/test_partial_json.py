@@ -388,3 +388,52 @@ def test_any_json_value_every_prefix_is_a_dict(value: Any, cuts: list[int]) -> N
         parser.feed(piece)
         assert isinstance(parser.value(), dict)
     assert parser.final() == expected == parse_streaming_json(doc)
+
+
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        ('{"a": 1}', False),
+        ('{"a": "hel', True),  # inside a string
+        ('{"a": "x\\', True),  # inside an escape
+        ('{"a": 12', True),  # a number that may go on
+        ('{"a": tr', True),
+        ('{"a"', True),  # a key without its value
+        ('{"a": [1, {"b": 2}', True),
+        ("{", True),
+        ('{"a": 1}}', False),  # closed, then junk: malformed, not cut
+        ('{"a" 1}', False),  # malformed
+        ("[1, 2", False),  # not an object: nothing of the arguments was opened
+        ("", False),
+        ("  ", False),
+    ],
+)
+def test_cut_off_tells_a_cut_stream_from_a_finished_or_malformed_one(text: str, cut: bool) -> None:
+    for parser_class in PARSERS:
+        parser = parser_class()
+        parser.feed(text)
+        parser.final()
+        assert parser.cut_off is cut, (parser_class, text)
+    call = ToolCall("c", "f")
+    call.feed_arguments(text)
+    assert call.finish_arguments() is not cut
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    value=st.dictionaries(st.text(max_size=5), json_values, min_size=1, max_size=4), data=st.data()
+)
+def test_every_proper_prefix_of_an_object_is_cut_off(
+    value: dict[str, Any], data: st.DataObject
+) -> None:
+    doc = json.dumps(value)
+    i = data.draw(st.integers(1, len(doc) - 1))
+    parser = PARSERS[data.draw(st.integers(0, len(PARSERS) - 1))]()
+    for piece in split_points(doc[:i], data.draw(st.lists(st.integers(min_value=0), max_size=5))):
+        parser.feed(piece)
+    parser.final()
+    assert parser.cut_off
+    parser = IncrementalJsonParser()
+    parser.feed(doc)
+    parser.final()
+    assert not parser.cut_off

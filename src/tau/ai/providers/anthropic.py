@@ -13,7 +13,9 @@ Events of unknown type are ignored. ``temperature`` is sent only when given and 
 off (current SDK types no longer list it; an endpoint that rejects it answers with a 400
 whose message the error event carries). An event whose data is not valid JSON ends the stream
 with an error naming the event (skipping it could silently drop text), and so does a stream
-that ends before ``message_stop``.
+that ends before ``message_stop`` or starts another message (a ``message_start`` with a new
+id) before it; the same id again is ignored. Usage follows the ``iterations`` rule of
+:class:`_UsageCounts`.
 """
 
 from __future__ import annotations
@@ -419,8 +421,11 @@ async def _decode(
     """Turn the Messages event stream into builder calls (the per-token hot path)."""
     message = builder.message
     usage = message.usage
+    counts = _UsageCounts()
     model = builder.model
     loads = json.loads
+    message_id: str | None = None
+    started = False
     # Anthropic block index -> (tau content index, kind); skipped blocks map to None.
     blocks: dict[int, tuple[int, int] | None] = {}
     start_inputs: dict[int, dict[str, Any]] = {}
@@ -467,14 +472,27 @@ async def _decode(
                 else:
                     builder.close_block(index)
             elif kind == "message_start":
-                _usage_from(usage, data["message"].get("usage") or {})
+                started_id = data["message"].get("id")
+                if started:
+                    if started_id != message_id:
+                        # Two responses spliced into one stream (a proxy's retry, a broken
+                        # relay): merging them would duplicate or truncate content.
+                        raise ProviderError(
+                            f"Anthropic started message {started_id!r} inside message "
+                            f"{message_id!r}, which never ended (no message_stop)"
+                        )
+                    continue  # the same message announced again: nothing new
+                started = True
+                message_id = started_id
+                builder.response_id(started_id)
+                counts.apply(usage, data["message"].get("usage") or {})
                 calculate_cost(model, usage)
                 builder.start()
             elif kind == "message_delta":
                 stop = (data.get("delta") or {}).get("stop_reason")
                 if stop is not None:
                     _set_stop_reason(message, stop)
-                _usage_from(usage, data.get("usage") or {})
+                counts.apply(usage, data.get("usage") or {})
                 calculate_cost(model, usage)
             elif kind == "message_stop":
                 finished = True
@@ -531,29 +549,58 @@ def _start_block(
         blocks[position] = None  # server tools, their results, compaction…: not modelled
 
 
-def _usage_from(usage: Usage, raw: dict[str, Any]) -> None:
-    iterations = raw.get("iterations")
-    if isinstance(iterations, list) and iterations:
-        # Server-side compaction ran extra model calls: the top-level numbers cover only the
-        # last one, the ``iterations`` list every billed call.
-        raw = {
-            key: sum(it.get(key) or 0 for it in iterations if isinstance(it, dict))
-            for key in _USAGE_KEYS
-        }
-    # Only fields present and non-null: proxies send partial usage in message_delta.
-    value = raw.get("input_tokens")
-    if value is not None:
-        usage.input = value
-    value = raw.get("output_tokens")
-    if value is not None:
-        usage.output = value
-    value = raw.get("cache_read_input_tokens")
-    if value is not None:
-        usage.cache_read = value
-    value = raw.get("cache_creation_input_tokens")
-    if value is not None:
-        usage.cache_write = value
-    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+class _UsageCounts:
+    """The token counts of one message: its top-level usage, plus what ``iterations`` adds.
+
+    With ``iterations`` (server-side compaction, the advisor tool, model fallback), each entry
+    is one model call, and they count differently:
+
+    * ``message``: the executor's own calls, already inside the top-level counts;
+    * ``compaction``: the summarising call, not inside them: all four counts are added;
+    * ``advisor_message``: another model's call, billed at that model's price: never added;
+    * with a ``fallback_message``, the top level describes the answer served and is used as
+      it is (the ``message`` entry is the primary model's refused attempt);
+    * any other type is ignored.
+
+    Fields absent or null in an event keep their previous value (proxies send partial usage
+    in ``message_delta``); a new ``iterations`` list replaces the previous one.
+    """
+
+    __slots__ = ("extra", "top")
+
+    def __init__(self) -> None:
+        self.top = [0, 0, 0, 0]
+        self.extra = (0, 0, 0, 0)
+
+    def apply(self, usage: Usage, raw: dict[str, Any]) -> None:
+        top = self.top
+        for slot, key in enumerate(_USAGE_KEYS):
+            value = raw.get(key)
+            if value is not None:
+                top[slot] = value
+        iterations = raw.get("iterations")
+        if isinstance(iterations, list):
+            self.extra = _compaction_counts(iterations)
+        extra = self.extra
+        usage.input = top[0] + extra[0]
+        usage.output = top[1] + extra[1]
+        usage.cache_read = top[2] + extra[2]
+        usage.cache_write = top[3] + extra[3]
+        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+
+
+def _compaction_counts(iterations: list[Any]) -> tuple[int, int, int, int]:
+    entries = [it for it in iterations if isinstance(it, dict)]
+    if any(it.get("type") == "fallback_message" for it in entries):
+        return (0, 0, 0, 0)
+    sums = [0, 0, 0, 0]
+    for it in entries:
+        if it.get("type") == "compaction":
+            for slot, key in enumerate(_USAGE_KEYS):
+                value = it.get(key)
+                if isinstance(value, int):
+                    sums[slot] += value
+    return (sums[0], sums[1], sums[2], sums[3])
 
 
 _USAGE_KEYS = (

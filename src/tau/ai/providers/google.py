@@ -2,7 +2,13 @@
 
 ``POST {base_url}/models/{id}:streamGenerateContent?alt=sse`` with the key in
 ``x-goog-api-key`` (the ``api_key`` option, else ``GEMINI_API_KEY``). The body and the stream
-mapping are shared with Vertex AI (:mod:`tau.ai.providers.google_shared`).
+mapping are shared with Vertex AI (:mod:`tau.ai.providers.google_shared`,
+:mod:`tau.ai.providers.google_stream`).
+
+``stream_function_call_arguments=True`` asks for function-call arguments in pieces
+(``toolConfig.functionCallingConfig.streamFunctionCallArguments``). Google documents it for
+Vertex AI only, so :func:`stream_simple` leaves it off here; a server that sends
+``partialArgs`` anyway is decoded all the same.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers import google_shared as shared
+from tau.ai.providers import google_stream
 from tau.ai.types import Context, Model
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -43,7 +50,7 @@ def stream(
             )
         headers = shared.request_headers(model, options, {"x-goog-api-key": key})
         body = build_request(model, context, options)
-        await shared.run_stream(builder, stream_url(model), headers, body, options)
+        await google_stream.run_stream(builder, stream_url(model), headers, body, options)
 
     return launch_stream(model, options, run)
 

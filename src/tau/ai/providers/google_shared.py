@@ -1,38 +1,25 @@
-"""What the Gemini API and Vertex AI share: the request body and the stream mapping.
+"""What the Gemini API and Vertex AI share: the request body.
 
 Both serve ``streamGenerateContent?alt=sse`` with the same JSON; only the URL and the
 authentication differ, and those live in :mod:`tau.ai.providers.google` and
 :mod:`tau.ai.providers.google_vertex`.
 
-Deliberate differences from pi-ai, in one place:
+The stream mapping lives in :mod:`tau.ai.providers.google_stream`.
 
-* ``usage.input`` excludes cached prompt tokens (``cachedContentTokenCount`` goes to
-  ``cache_read`` only), as with every other tau adapter; pi-ai counts them twice for Google.
-  Prompt tokens spent on server-side tools (``toolUsePromptTokenCount``) are input too, so
-  ``input + output + cache_read`` equals ``totalTokenCount``.
-* ``usage.reasoning`` is ``thoughtsTokenCount`` (already included in ``output``).
-* Thinking written by another model, and unsigned thinking (Gemini's own thought summaries
-  usually are), is left out of requests instead of becoming text parts: as text it would read
-  as something the model said. Signatures are replayed only to the same provider, api and
-  model.
-* Empty text parts that carry nothing new are skipped instead of opening empty blocks.
-* A finish reason other than STOP/MAX_TOKENS ends the stream with an ``error`` event that
-  names the reason (and Google's ``finishMessage``); an unknown reason does the same instead
-  of crashing.
+Deliberate differences from pi-ai in the request, in one place: thinking written by another
+model, and unsigned thinking (Gemini's own thought summaries usually are), is left out of
+requests instead of becoming text parts: as text it would read as something the model said.
+Signatures are replayed only to the same provider, api and model.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-import jiter
-
-from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload
+from tau.ai.builder import ProviderError
 from tau.ai.providers.simple_options import base_options
 from tau.ai.types import (
     AssistantMessage,
@@ -40,7 +27,6 @@ from tau.ai.types import (
     ImageContent,
     Message,
     Model,
-    StopReason,
     TextContent,
     ThinkingBudgets,
     ThinkingContent,
@@ -48,10 +34,8 @@ from tau.ai.types import (
     Tool,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
-from tau.ai.utils.cost import calculate_cost
 from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
 
@@ -410,6 +394,9 @@ def build_body(
     if tools:
         body["tools"] = tools
         config = tool_config(options.get("tool_choice"))
+        if options.get("stream_function_call_arguments"):
+            config = config or {"functionCallingConfig": {}}
+            config["functionCallingConfig"]["streamFunctionCallArguments"] = True
         if config is not None:
             body["toolConfig"] = config
     generation: dict[str, Any] = {}
@@ -438,191 +425,34 @@ def build_request(model: Model, context: Context, options: Mapping[str, Any]) ->
     return build_body(model, context, options, convert_messages(messages, model))
 
 
+_GEMINI_MAJOR = re.compile(r"gemini-(\d+)")
+
+
+def streams_call_arguments(model: Model) -> bool:
+    """Whether ``stream_simple`` asks ``model`` to stream function-call arguments.
+
+    Vertex AI serves ``streamFunctionCallArguments`` for Gemini 3 and later; the Gemini API
+    does not take it (google-genai refuses to send it there), so it stays off there unless
+    asked for with the ``stream_function_call_arguments`` option.
+    """
+    if model.api != "google-vertex":
+        return False
+    match = _GEMINI_MAJOR.search(model.id)
+    return match is not None and int(match.group(1)) >= 3
+
+
 def simple_options(model: Model, options: Mapping[str, Any]) -> dict[str, Any]:
-    """``stream_simple`` options: the base ones plus ``thinking`` for the reasoning level."""
+    """``stream_simple`` options: the base ones, ``thinking`` for the reasoning level, and
+    streamed call arguments where the model has them (see :func:`streams_call_arguments`)."""
     out = base_options(model, options)
     out["thinking"] = simple_thinking(
         model, options.get("reasoning"), options.get("thinking_budgets")
     )
+    streamed = options.get("stream_function_call_arguments")
+    out["stream_function_call_arguments"] = (
+        streams_call_arguments(model) if streamed is None else bool(streamed)
+    )
     return out
-
-
-# --------------------------------------------------------------------------- response
-
-
-_STOP_REASONS: dict[str, StopReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
-
-
-def map_finish_reason(reason: str) -> StopReason:
-    """STOP → stop, MAX_TOKENS → length; every other reason (safety, recitation…) → error."""
-    return _STOP_REASONS.get(reason, "error")
-
-
-def apply_usage(usage: Usage, meta: Mapping[str, Any]) -> None:
-    """Fill ``usage`` from one ``usageMetadata`` (each one replaces the previous counts)."""
-    prompt = meta.get("promptTokenCount") or 0
-    cached = meta.get("cachedContentTokenCount") or 0
-    tool_prompt = meta.get("toolUsePromptTokenCount") or 0
-    thoughts = meta.get("thoughtsTokenCount")
-    usage.input = max(0, prompt - cached) + tool_prompt
-    usage.output = (meta.get("candidatesTokenCount") or 0) + (thoughts or 0)
-    usage.cache_read = cached
-    usage.cache_write = 0
-    usage.reasoning = thoughts
-    usage.total_tokens = meta.get("totalTokenCount") or (usage.input + usage.output + cached)
-
-
-_call_ids = itertools.count(1)
-
-
-class GoogleStreamMapper:
-    """Turns the parsed JSON chunks of one response into builder calls.
-
-    Text parts grow the open block of their kind (thought or not); a change of kind closes
-    it. Function calls arrive whole. Signatures are retained: a later part without one never
-    erases an earlier one.
-    """
-
-    __slots__ = ("_block", "_builder", "_finish", "_ids", "_kind")
-
-    def __init__(self, builder: MessageBuilder) -> None:
-        self._builder = builder
-        self._block: int | None = None
-        self._kind: str | None = None  # "text" or "thinking"
-        self._ids: set[str] = set()
-        self._finish: str | None = None
-
-    def feed(self, chunk: Mapping[str, Any]) -> None:
-        """Apply one streamed ``GenerateContentResponse``."""
-        error = chunk.get("error")
-        if error is not None:
-            message = error.get("message") if isinstance(error, Mapping) else None
-            raise ProviderError(f"Google API error: {message or json.dumps(error)}")
-        builder = self._builder
-        builder.start()
-        candidates = chunk.get("candidates")
-        if candidates:
-            candidate = candidates[0]
-            content = candidate.get("content")
-            if content:
-                for part in content.get("parts") or ():
-                    self._part(part)
-            reason = candidate.get("finishReason")
-            if reason:
-                self._finish = reason
-                message = candidate.get("finishMessage")
-                if map_finish_reason(reason) == "error":
-                    builder.message.error_message = f"Gemini stopped with {reason}" + (
-                        f": {message}" if message else ""
-                    )
-        else:
-            feedback = chunk.get("promptFeedback")
-            if isinstance(feedback, Mapping) and feedback.get("blockReason"):
-                self._finish = "BLOCKED"
-                builder.message.error_message = "Gemini blocked the prompt: " + str(
-                    feedback.get("blockReasonMessage") or feedback["blockReason"]
-                )
-        meta = chunk.get("usageMetadata")
-        if meta:
-            apply_usage(builder.message.usage, meta)
-
-    def _part(self, part: Mapping[str, Any]) -> None:
-        builder = self._builder
-        signature = part.get("thoughtSignature") or None
-        text = part.get("text")
-        if text is not None:
-            kind = "thinking" if part.get("thought") is True else "text"
-            if kind != self._kind or self._block is None:
-                if not text:
-                    # Nothing to show and no block of this kind to carry a signature.
-                    return
-                self._close()
-                if kind == "thinking":
-                    self._block = builder.open_thinking(signature)
-                else:
-                    self._block = builder.open_text(signature)
-                self._kind = kind
-            elif signature:
-                block = builder.message.content[self._block]
-                if kind == "thinking":
-                    cast(ThinkingContent, block).thinking_signature = signature
-                else:
-                    cast(TextContent, block).text_signature = signature
-            if text:
-                if kind == "thinking":
-                    builder.thinking_delta(self._block, text)
-                else:
-                    builder.text_delta(self._block, text)
-            return
-        call = part.get("functionCall")
-        if call is not None:
-            self._close()
-            name = call.get("name") or ""
-            id = call.get("id")
-            if not id or id in self._ids:
-                id = f"{name}_{int(time.time() * 1000)}_{next(_call_ids)}"
-            self._ids.add(id)
-            args = call.get("args")
-            builder.tool_call(
-                id, name, args if isinstance(args, dict) else {}, thought_signature=signature
-            )
-        # Server-side tool parts (executableCode, codeExecutionResult, toolCall…) carry nothing
-        # tau models; the text the model writes about them arrives as text parts.
-
-    def _close(self) -> None:
-        if self._block is not None:
-            self._builder.close_block(self._block)
-            self._block = None
-            self._kind = None
-
-    def finish(self) -> None:
-        """The body ended: close the open block and settle the stop reason."""
-        self._close()
-        builder = self._builder
-        message = builder.message
-        if self._finish is None:
-            raise ProviderError("Google stream ended before a finish reason (truncated response)")
-        reason = map_finish_reason(self._finish)
-        if reason != "error" and any(isinstance(b, ToolCall) for b in message.content):
-            reason = "toolUse"
-        message.stop_reason = reason
-        if reason == "error" and not message.error_message:
-            message.error_message = f"Gemini stopped with {self._finish}"
-
-
-async def run_stream(
-    builder: MessageBuilder,
-    url: str,
-    headers: Mapping[str, str],
-    body: dict[str, Any],
-    options: Mapping[str, Any],
-) -> None:
-    """POST ``body`` to a ``streamGenerateContent?alt=sse`` URL and map the response."""
-    from tau.ai.http import open_stream
-
-    model = builder.model
-    body = await apply_on_payload(options, body, model)
-    mapper = GoogleStreamMapper(builder)
-    try:
-        async with open_stream(options, "POST", url, headers=headers, json=body) as response:
-            async for event in response:
-                data = event.data
-                if not data:
-                    continue
-                try:
-                    # jiter: about 3x faster than json here, and this runs once per chunk.
-                    chunk = jiter.from_json(data.encode())
-                except ValueError:
-                    raise ProviderError(
-                        f"Google sent malformed JSON in the stream: {data[:200]!r}"
-                    ) from None
-                if not isinstance(chunk, dict):
-                    raise ProviderError(f"Google sent an unexpected stream event: {data[:200]!r}")
-                mapper.feed(chunk)
-        mapper.finish()
-    finally:
-        # Also on failure: the usage seen so far is priced.
-        calculate_cost(model, builder.message.usage)
 
 
 def request_headers(

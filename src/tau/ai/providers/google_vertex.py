@@ -1,7 +1,7 @@
 """``google-vertex``: Gemini on Vertex AI.
 
-The body and stream are those of the Gemini API (:mod:`tau.ai.providers.google_shared`);
-this module finds the endpoint and the credentials:
+The body and stream are those of the Gemini API (:mod:`tau.ai.providers.google_shared`,
+:mod:`tau.ai.providers.google_stream`); this module finds the endpoint and the credentials:
 
 * With an API key (the ``api_key`` option or ``GOOGLE_CLOUD_API_KEY``) it is sent as
   ``x-goog-api-key``: to the project's endpoint when a project and location are known,
@@ -14,6 +14,10 @@ own project. Location: the ``location`` option or ``GOOGLE_CLOUD_LOCATION``. ``g
 the location-less host ``aiplatform.googleapis.com``. ``model.base_url`` is not used (the
 host depends on the location), except that a non-``googleapis.com`` base URL (a proxy, a
 test server) replaces the host.
+
+``stream_function_call_arguments=True`` streams function-call arguments as the model writes
+them (``toolConfig.functionCallingConfig.streamFunctionCallArguments``); :func:`stream_simple`
+turns it on for Gemini 3 and later, the models Vertex AI serves it for.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
 from tau.ai.env_keys import AUTHENTICATED
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers import google_shared as shared
+from tau.ai.providers import google_stream
 from tau.ai.types import Context, Model
 
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
@@ -161,7 +166,7 @@ def stream(
         headers = shared.request_headers(model, options, auth)
         body = shared.build_request(model, context, options)
         url = stream_url(model, project, location)
-        await shared.run_stream(builder, url, headers, body, options)
+        await google_stream.run_stream(builder, url, headers, body, options)
 
     return launch_stream(model, options, run)
 

@@ -404,11 +404,12 @@ class _Turn:
         post = self.post
         tools = list(self.tools.values())
         prompt = self.prompt
-        header, _ = self._generate(
+        header, chosen = self._generate(
             prompt, grammar=_choice_grammar(tools, first=True), temperature=0.0, on_piece=None
         )
         calls = 0
-        while header.startswith("functions.") and calls < MAX_CALLS_PER_TURN:
+        # A header cut by the token budget (``functions.get_wea``) names no tool: stop there.
+        while chosen and header.startswith("functions.") and calls < MAX_CALLS_PER_TURN:
             name = header[len("functions.") : -1]
             call_prompt = f"{prompt}{header}\n"
             grammar = _arguments_grammar(self.tools[name])
@@ -429,24 +430,36 @@ class _Turn:
                     temperature=0.0,
                     on_piece=lambda piece: post(_CALL_DELTA, piece),
                 )
-            post(_CALL_END, None)
+            if ended or _is_object(arguments):
+                post(_CALL_END, None)
+            # Otherwise the budget ran out inside the arguments: the call stays unfinished,
+            # and the stream ends with an error naming it.
             calls += 1
             if not ended:
                 return "length"
             self.used_names.add(name)
             self.made_calls.add((name, _canonical(arguments)))
             prompt = f"{call_prompt}{arguments}\n"
-            header, _ = self._generate(
+            header, chosen = self._generate(
                 prompt, grammar=_choice_grammar(tools, first=False), temperature=0.0, on_piece=None
             )
         if calls:
             return "toolUse"
+        if not chosen:
+            return "length"
         opening = LlamaGrammar.from_string(_OPENING_GBNF, verbose=False)
         return self._message(self.prompt + MESSAGE_PREFIX, opening=opening)
 
 
 def _call_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _is_object(arguments: str) -> bool:
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except ValueError:
+        return False
 
 
 def _canonical(arguments: str | dict[str, Any]) -> str:

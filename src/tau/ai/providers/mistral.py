@@ -244,6 +244,8 @@ class MistralStreamProcessor:
             error = chunk.get("error")
             message = error.get("message") if isinstance(error, dict) else error
             raise ProviderError(f"Mistral API error: {message or chunk.get('message') or chunk}")
+        if self._builder.message.response_id is None:
+            self._builder.response_id(chunk.get("id"))
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage(usage)
@@ -342,14 +344,18 @@ class MistralStreamProcessor:
         calculate_cost(self._builder.model, usage)
 
     def finish(self) -> None:
-        """The stream ended: close blocks (tool calls last), set the stop reason."""
+        """The stream ended: close blocks (tool calls last), set the stop reason.
+
+        The finish reason is what ends the tool calls (they have no end marker of their own):
+        a stream cut off before it leaves them unfinished.
+        """
         self._close_current()
-        builder = self._builder
-        for position in self._calls.values():
-            builder.close_tool_call(position)
         finish = self._finish
         if finish is None:
             raise ProviderError("Mistral stream ended before a finish_reason (truncated stream)")
+        builder = self._builder
+        for position in self._calls.values():
+            builder.close_tool_call(position)
         stop = _STOP_REASONS.get(finish, "stop")
         message = builder.message
         if stop == "error":

@@ -18,12 +18,36 @@ from tau.ai.builder import MessageBuilder, ProviderError
 from tau.ai.types import Model, StopReason, ToolCall, Usage
 from tau.ai.utils.cost import calculate_cost
 
+# OpenAI's own reasons, and the others that compatible servers document, by what they mean.
+# A reason not listed ends the stream with an error that names it: z.ai's
+# ``model_context_window_exceeded`` must stay one, since that text is how an overflow is told.
 _STOP_REASONS: dict[str, StopReason] = {
+    # The model finished its answer.
     "stop": "stop",
-    "end": "stop",
+    "end": "stop",  # Ollama, LM Studio
+    "eos": "stop",  # Together: the end-of-sequence token
+    "eos_token": "stop",  # Hugging Face text-generation-inference
+    "stop_sequence": "stop",  # text-generation-inference
+    "end_turn": "stop",  # servers passing Anthropic's reasons through
+    "complete": "stop",  # Cohere's compatibility API
+    # The output was cut at a token limit.
     "length": "length",
+    "max_tokens": "length",  # Anthropic's reason, passed through
+    "model_length": "length",  # Mistral: the context window is full
+    # The model called tools.
     "tool_calls": "toolUse",
-    "function_call": "toolUse",
+    "function_call": "toolUse",  # the deprecated single-function form
+    "tool_use": "toolUse",  # Anthropic's reason, passed through
+    "tool_call": "toolUse",  # Cohere's compatibility API
+}
+# Reasons that say the response failed, with what to tell the user.
+_ERROR_REASONS: dict[str, str] = {
+    "content_filter": "The provider's content filter stopped the response",
+    "sensitive": "The provider's content filter stopped the response",  # z.ai
+    "insufficient_system_resource": "The provider ran out of capacity mid-response",  # DeepSeek
+    "network_error": "The provider had a network error mid-response",  # z.ai
+    "error": "The provider reported an error mid-response",  # OpenRouter, Mistral
+    "abort": "The server aborted the response",  # vLLM
 }
 _ERROR_EXCERPT = 200
 
@@ -52,6 +76,10 @@ def parse_usage(raw: dict[str, Any], model: Model) -> Usage:
         or _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
     )
     cache_write = _int(prompt_details.get("cache_write_tokens"))  # OpenRouter
+    # Cache reads and writes are part of the prompt; some servers report more (an xAI model on
+    # Azure: prompt 7, cached 161, total 15). Capped, the parts add up to the prompt again.
+    cached = min(cached, prompt)
+    cache_write = min(cache_write, prompt - cached)
     completion_details = raw.get("completion_tokens_details")
     reasoning: int | None = None
     if isinstance(completion_details, dict) and "reasoning_tokens" in completion_details:
@@ -152,6 +180,8 @@ class ChunkMapper:
     def feed(self, chunk: dict[str, Any]) -> None:
         """Apply one parsed chunk."""
         self.chunks += 1
+        if self.chunks == 1:
+            self.builder.response_id(chunk.get("id"))
         choices = chunk.get("choices")
         choice = choices[0] if type(choices) is list and choices else None
         if type(choice) is not dict:
@@ -204,6 +234,10 @@ class ChunkMapper:
                 self._text_delta(content)
         elif isinstance(content, list):
             self._content_parts(content)
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            # The model's refusal is what it says instead of an answer: text, as in Responses.
+            self._text_delta(refusal)
         tool_calls = delta.get("tool_calls")
         if tool_calls:
             self._tool_calls(tool_calls)
@@ -375,16 +409,20 @@ class ChunkMapper:
                 raise ProviderError("The server ended the stream without any content")
             stop: StopReason = "stop"
         else:
-            mapped = _STOP_REASONS.get(reason)
+            mapped = _STOP_REASONS.get(reason) or _STOP_REASONS.get(reason.lower())
             if mapped is None:
-                if reason == "content_filter":
-                    raise ProviderError(
-                        "The provider's content filter stopped the response "
-                        "(finish_reason: content_filter)"
-                    )
+                problem = _ERROR_REASONS.get(reason)
+                if problem is not None:
+                    raise ProviderError(f"{problem} (finish_reason: {reason})")
                 raise ProviderError(f"Unhandled stop reason: {reason}")
             stop = mapped
         if stop == "stop" and self._calls:
             # Several servers (Ollama, some proxies) say "stop" after calling tools.
             stop = "toolUse"
         message.stop_reason = stop
+        # This wire format has no end marker per call: the end of the choice ends them all.
+        self._close_text()
+        self._close_thinking()
+        builder = self.builder
+        for call in self._calls:
+            builder.close_tool_call(call.content_index)

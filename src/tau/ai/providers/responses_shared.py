@@ -314,6 +314,8 @@ class _Item:
     __slots__ = ("args_final", "index", "item_id", "kind", "parts", "phase")
 
     def __init__(self, kind: str, index: int, item_id: str, phase: str | None = None) -> None:
+        # The item's type; a function call the server marked incomplete becomes
+        # "incomplete_call", which takes no more argument events and is not closed at the end.
         self.kind = kind
         self.index = index
         self.item_id = item_id
@@ -447,10 +449,11 @@ class ResponsesStreamProcessor:
             arguments = raw.get("arguments")
             if item.args_final is None and isinstance(arguments, str):
                 self._final_arguments(item, block, arguments)
-            final_text = item.args_final
-            builder.close_tool_call(
-                item.index, parse_streaming_json(final_text) if final_text is not None else None
-            )
+            if raw.get("status") == "incomplete":
+                # Cut off (by the output limit): the call stays unfinished.
+                item.kind = "incomplete_call"
+                return
+            self._close_call(item)
 
     # ----------------------------------------------------------------------- reasoning
 
@@ -519,12 +522,23 @@ class ResponsesStreamProcessor:
                 block.arguments = parse_streaming_json(arguments)
         item.args_final = arguments
 
+    def _close_call(self, item: _Item) -> None:
+        final_text = item.args_final
+        self._builder.close_tool_call(
+            item.index, parse_streaming_json(final_text) if final_text is not None else None
+        )
+
     # ----------------------------------------------------------------------- the end
 
     def _on_completed(self, event: JsonDict) -> None:
         response = event.get("response") or {}
         self._completed = True
+        self._builder.response_id(response.get("id"))
         self._apply_usage(response)
+        for item in self._items.values():
+            # Arguments that a .done event finished are complete even without an item .done.
+            if item.kind == "function_call" and item.args_final is not None:
+                self._close_call(item)
         message = self._builder.message
         status = response.get("status")
         if status in ("failed", "cancelled"):
@@ -542,6 +556,7 @@ class ResponsesStreamProcessor:
     def _on_failed(self, event: JsonDict) -> None:
         response = event.get("response") or {}
         self._completed = True
+        self._builder.response_id(response.get("id"))
         self._apply_usage(response)
         raise ProviderError(_failure_message(response))
 
@@ -570,9 +585,13 @@ def _str(value: Any) -> str:
 
 
 def fill_usage(usage: Usage, raw: Mapping[str, Any]) -> None:
-    """Set token counts from a Responses ``usage`` object (``input`` excludes cached tokens)."""
-    cached = (raw.get("input_tokens_details") or {}).get("cached_tokens") or 0
+    """Set token counts from a Responses ``usage`` object (``input`` excludes cached tokens).
+
+    Cached tokens are part of the input: a server that reports more is capped at it, so
+    ``input + cache_read`` stays the input count and the total stays the server's.
+    """
     input_tokens = raw.get("input_tokens") or 0
+    cached = min((raw.get("input_tokens_details") or {}).get("cached_tokens") or 0, input_tokens)
     output_tokens = raw.get("output_tokens") or 0
     usage.input = max(0, input_tokens - cached)
     usage.output = output_tokens

@@ -137,6 +137,7 @@ class IncrementalJsonParser:
 
     __slots__ = (
         "_chunks",
+        "_cut_off",
         "_dirty",
         "_escaped",
         "_key",
@@ -172,6 +173,7 @@ class IncrementalJsonParser:
         self._escaped = False
         self._prefix = ""
         self._dirty = False
+        self._cut_off = False
 
     @property
     def text(self) -> str:
@@ -208,8 +210,19 @@ class IncrementalJsonParser:
         is not an object), else the best-effort partial value."""
         strict = _strict(self.text)
         if strict is not None:
+            self._cut_off = False
             return strict
-        return self._best_effort()
+        value = self._best_effort()
+        # Inside the object it opened: a string, a key or a value still unfinished.
+        self._cut_off = self._state < _DONE and bool(self._stack)
+        return value
+
+    @property
+    def cut_off(self) -> bool:
+        """After :meth:`final`: whether the text stops inside the object it opened, as a stream
+        cut short leaves it. Valid JSON, malformed JSON and text that never opened an object
+        are not cut off."""
+        return self._cut_off
 
     # ------------------------------------------------------------------ internals
 

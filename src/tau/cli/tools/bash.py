@@ -1,8 +1,14 @@
 """``bash``: run a shell command in the working directory, streaming its output.
 
-stdout and stderr are merged; the last 50 KB / 2,000 lines are kept (the whole output goes to a
-temporary file once it passes either limit). A timeout or an abort kills the whole process group.
-A non-zero exit is an error result, so the model sees that the command failed.
+stdout and stderr are merged; the last 50 KB / 2,000 lines are kept (earlier output is counted,
+not stored, so memory stays bounded and nothing is left on disk). A non-zero exit is an error
+result, so the model sees that the command failed.
+
+The shell runs in a session of its own. The call ends when the shell exits: its output is read
+to the end, and if children still hold the output open after a short moment (``sleep 1000 &``),
+the whole process group is killed rather than waited for. A timeout or an abort kills the group
+at once, whether or not the shell itself has exited. A background job that redirects its output
+away from the pipe is left running; a process that starts a session of its own escapes the group.
 """
 
 from __future__ import annotations
@@ -10,19 +16,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import secrets
 import shutil
 import signal as signals
-import tempfile
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from tau.agent.tools import AgentTool, AgentToolResult, ToolUpdateCallback
 from tau.ai.abort import AbortSignal
 from tau.ai.types import TextContent
 from tau.cli.tools.paths import Workspace
-from tau.cli.tools.truncate import MAX_BYTES, MAX_LINES, format_size, truncate_tail
+from tau.cli.tools.truncate import MAX_BYTES, format_size, truncate_tail
 
 _SCHEMA = {
     "type": "object",
@@ -34,30 +39,24 @@ _SCHEMA = {
 }
 
 _ROLLING_BYTES = 100 * 1024
+_DRAIN_GRACE = 0.2
+"""Seconds the output may stay open after the shell exits before the group is killed."""
+_CLOSE_WAIT = 2.0
+"""Seconds to wait for killed processes to exit and release the output."""
 
 
 class _Output:
-    """The tail of the output in memory, and all of it on disk once it passes the limits."""
+    """The tail of the output in memory, and counts of all of it."""
 
     def __init__(self) -> None:
         self.chunks: deque[bytes] = deque()
         self.size = 0
         self.total = 0
         self.lines = 0
-        self.file: IO[bytes] | None = None
-        self.file_path: str | None = None
 
     def add(self, chunk: bytes) -> None:
         self.total += len(chunk)
         self.lines += chunk.count(b"\n")
-        if self.file is None and (self.total > MAX_BYTES or self.lines > MAX_LINES):
-            name = f"tau-bash-{secrets.token_hex(8)}.log"
-            self.file_path = os.path.join(tempfile.gettempdir(), name)
-            self.file = open(self.file_path, "wb")  # noqa: SIM115 - closed in close()
-            for earlier in self.chunks:
-                self.file.write(earlier)
-        if self.file is not None:
-            self.file.write(chunk)
         self.chunks.append(chunk)
         self.size += len(chunk)
         # Drop old chunks only while at least 100 KB stays: the 50 KB shown is always whole lines.
@@ -67,9 +66,20 @@ class _Output:
     def text(self) -> str:
         return b"".join(self.chunks).decode("utf-8", errors="replace")
 
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
+
+class _Pipe(asyncio.Protocol):
+    """The read end of the output pipe; ``closed`` resolves once no process holds it open."""
+
+    def __init__(self, on_data: Callable[[bytes], None]) -> None:
+        self.on_data = on_data
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        self.on_data(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
 
 
 def _shell() -> list[str]:
@@ -79,41 +89,119 @@ def _shell() -> list[str]:
     return ["sh", "-c"]
 
 
-def _render(output: _Output) -> tuple[str, dict[str, Any]]:
+def _render(output: _Output) -> str:
     # A final newline ends the last line; it does not start another.
-    full = output.text().removesuffix("\n")
+    full = output.text()
+    ends_with_newline = full.endswith("\n")
+    full = full.removesuffix("\n")
     cut = truncate_tail(full)
     text = cut.text or "(no output)"
-    details: dict[str, Any] = {}
-    if output.file_path is not None:
-        details["fullOutputPath"] = output.file_path
-    if cut.truncated:
-        # Memory holds only the tail: number the lines against everything the command printed.
-        total = output.lines + (0 if output.text().endswith("\n") else 1)
-        first = total - (cut.last_line - cut.first_line)
-        details["truncation"] = {"by": cut.by, "totalLines": total}
-        where = output.file_path
-        if cut.first_line == cut.last_line and cut.by == "bytes":
-            line_size = format_size(len(full.rsplit("\n", 1)[-1].encode("utf-8")))
-            notice = (
-                f"[Showing last {format_size(len(cut.text.encode('utf-8')))} of line "
-                f"{total} (line is {line_size}). Full output: {where}]"
-            )
-        else:
-            limit = f" ({format_size(MAX_BYTES)} limit)" if cut.by == "bytes" else ""
-            notice = f"[Showing lines {first}-{total} of {total}{limit}. Full output: {where}]"
-        text = f"{text}\n\n{notice}"
-    return text, details
+    if not cut.truncated:
+        return text
+    # Memory holds only the tail: number the lines against everything the command printed.
+    total = output.lines + (0 if ends_with_newline else 1)
+    first = total - (cut.last_line - cut.first_line)
+    if cut.first_line == cut.last_line and cut.by == "bytes":
+        line_size = format_size(len(full.rsplit("\n", 1)[-1].encode("utf-8")))
+        notice = (
+            f"[Showing last {format_size(len(cut.text.encode('utf-8')))} of line "
+            f"{total} (line is {line_size}).]"
+        )
+    else:
+        limit = f" ({format_size(MAX_BYTES)} limit)" if cut.by == "bytes" else ""
+        notice = (
+            f"[Showing lines {first}-{total} of {total}{limit}. Earlier output is not kept: "
+            "redirect it to a file to see all of it.]"
+        )
+    return f"{text}\n\n{notice}"
 
 
-def _kill(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):  # already gone
-            os.killpg(process.pid, signals.SIGKILL)
+def _kill_group(pid: int) -> None:
+    # The group outlives its leader while members remain, and its id stays reserved meanwhile.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signals.SIGKILL)
 
 
 class BashError(RuntimeError):
     """The command failed, timed out or was aborted; the message holds its output."""
+
+
+async def _run(
+    command: str,
+    cwd: Path,
+    time_limit: float | None,
+    signal: AbortSignal,
+    on_data: Callable[[bytes], None],
+) -> tuple[str | None, int | None]:
+    """Run ``command``; returns why it was stopped (None, "timeout", "aborted") and its status."""
+    loop = asyncio.get_running_loop()
+    read_end, write_end = os.pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *_shell(),
+            command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=write_end,
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)  # from here on only the shell and its children hold it
+    transport, pipe = await loop.connect_read_pipe(
+        lambda: _Pipe(on_data), os.fdopen(read_end, "rb", buffering=0)
+    )
+    stopped: asyncio.Future[str] = loop.create_future()
+
+    def stop() -> None:
+        if not stopped.done():
+            stopped.set_result("aborted")
+
+    def on_abort() -> None:
+        loop.call_soon_threadsafe(stop)
+
+    remove = signal.add_callback(on_abort)
+    exited = asyncio.ensure_future(process.wait())
+    reason: str | None = None
+    try:
+        waiters: list[asyncio.Future[Any]] = [exited, stopped]
+        done, _ = await asyncio.wait(
+            waiters, timeout=time_limit, return_when=asyncio.FIRST_COMPLETED
+        )
+        if exited in done:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(pipe.closed), _DRAIN_GRACE)
+        else:
+            reason = stopped.result() if stopped in done else "timeout"
+    finally:
+        remove()
+        await _close(process.pid, exited, pipe, transport)
+    return reason, process.returncode
+
+
+async def _close(
+    pid: int,
+    exited: asyncio.Future[int],
+    pipe: _Pipe,
+    transport: asyncio.ReadTransport,
+) -> None:
+    """Kill what is left of the group and release the pipe, even while being cancelled."""
+    if not (exited.done() and pipe.closed.done()):
+        _kill_group(pid)
+    cancelled: asyncio.CancelledError | None = None
+    for waiter in (exited, pipe.closed):
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), _CLOSE_WAIT)
+        except TimeoutError:
+            pass  # a process that left the group still holds the pipe: close our end anyway
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+    transport.close()
+    if cancelled is not None:
+        raise cancelled
 
 
 def bash_tool(workspace: Workspace) -> AgentTool:
@@ -128,53 +216,23 @@ def bash_tool(workspace: Workspace) -> AgentTool:
         signal.throw_if_aborted()
         command: str = params["command"]
         timeout = params.get("timeout")
-        process = await asyncio.create_subprocess_exec(
-            *_shell(),
-            command,
-            cwd=workspace.cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
         output = _Output()
-        loop = asyncio.get_running_loop()
-        aborted = False
 
-        def on_abort() -> None:
-            nonlocal aborted
-            aborted = True
-            loop.call_soon_threadsafe(_kill, process)
+        def on_data(chunk: bytes) -> None:
+            output.add(chunk)
+            on_update(AgentToolResult([TextContent(_render(output))]))
 
-        remove = signal.add_callback(on_abort)
-
-        async def pump() -> None:
-            assert process.stdout is not None
-            while chunk := await process.stdout.read(65536):
-                output.add(chunk)
-                text, details = _render(output)
-                on_update(AgentToolResult([TextContent(text)], details))
-            await process.wait()
-
-        timed_out = False
-        try:
-            await asyncio.wait_for(pump(), timeout=float(timeout) if timeout else None)
-        except TimeoutError:
-            timed_out = True
-            _kill(process)
-            await process.wait()
-        finally:
-            remove()
-            _kill(process)
-            output.close()
-        text, details = _render(output)
-        if aborted:
+        reason, status = await _run(
+            command, workspace.cwd, float(timeout) if timeout else None, signal, on_data
+        )
+        text = _render(output)
+        if reason == "aborted":
             raise BashError(f"{text}\n\nCommand aborted")
-        if timed_out:
+        if reason == "timeout":
             raise BashError(f"{text}\n\nCommand timed out after {timeout} seconds")
-        if process.returncode:
-            raise BashError(f"{text}\n\nCommand exited with code {process.returncode}")
-        return AgentToolResult([TextContent(text)], details or None)
+        if status:
+            raise BashError(f"{text}\n\nCommand exited with code {status}")
+        return AgentToolResult([TextContent(text)])
 
     return AgentTool(
         "bash",

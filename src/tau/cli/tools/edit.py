@@ -16,7 +16,7 @@ from typing import Any
 from tau.agent.tools import AgentTool, AgentToolResult
 from tau.ai.abort import AbortSignal
 from tau.ai.types import TextContent
-from tau.cli.tools.paths import Workspace
+from tau.cli.tools.paths import Workspace, open_regular, open_regular_for_writing
 
 _SCHEMA = {
     "type": "object",
@@ -68,9 +68,17 @@ def edit_tool(workspace: Workspace) -> AgentTool:
         signal.throw_if_aborted()
         raw_path: str = params["path"]
         path = workspace.resolve(raw_path)
-        if not path.is_file() or not os.access(path, os.R_OK | os.W_OK):
-            raise FileNotFoundError(f"File not found: {raw_path}")
-        raw = path.read_bytes().decode("utf-8")
+        with open_regular(path, raw_path) as handle:
+            if not os.access(path, os.R_OK | os.W_OK):
+                raise FileNotFoundError(f"File not found: {raw_path}")
+            data = handle.read()
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"Cannot edit {raw_path}: it is not UTF-8 text (byte {exc.start}); "
+                "use bash to change it"
+            ) from None
         bom = raw.startswith(_BOM)
         raw = raw.removeprefix(_BOM)
         crlf_at, lf_at = raw.find("\r\n"), raw.find("\n")
@@ -101,7 +109,8 @@ def edit_tool(workspace: Workspace) -> AgentTool:
                 f"No changes made to {raw_path}. The replacement produced identical content."
             )
         text = updated.replace("\n", "\r\n") if crlf else updated
-        path.write_bytes(((_BOM if bom else "") + text).encode("utf-8"))
+        with open_regular_for_writing(path, raw_path) as out:
+            out.write(((_BOM if bom else "") + text).encode("utf-8"))
         diff, first_changed = _diff(content, updated)
         return AgentToolResult(
             [TextContent(f"Successfully replaced text in {raw_path}.")],

@@ -1,20 +1,33 @@
-"""Where the built-in tools may look: paths resolve against the working directory and must stay
-inside it (or inside a root the user allowed)."""
+"""Where the built-in tools may look, and how they open what they find.
+
+One policy for every file a tool touches, whether the model named it or a walk found it: the
+path, with every symlink resolved, must stay inside the working directory or a root the user
+allowed (``--allow-path``). Files are opened only when they are regular files, and without
+blocking: a FIFO or a device is refused by name and skipped while walking, so no tool can wait
+forever on a pipe with no writer or read ``/dev/zero`` without end.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 
 
 class PathNotAllowedError(PermissionError):
     """A tool was asked for a path outside the allowed roots."""
+
+
+class NotRegularFileError(OSError):
+    """A tool was pointed at something that is not a regular file (a FIFO, a device, a socket)."""
 
 
 @dataclass(slots=True)
@@ -32,13 +45,20 @@ class Workspace:
         if not path.is_absolute():
             path = self.cwd / path
         resolved = path.resolve()
-        for root in (self.cwd, *self.allowed):
-            if resolved == root or resolved.is_relative_to(root.resolve()):
-                return resolved
+        if self.contains(resolved):
+            return resolved
         raise PathNotAllowedError(
             f"Path {raw!r} is outside the working directory {self.cwd} "
             "(start tau with --allow-path to allow it)"
         )
+
+    def contains(self, resolved: Path) -> bool:
+        """Whether the fully resolved ``resolved`` lies inside one of the allowed roots."""
+        for root in (self.cwd, *self.allowed):
+            real = root.resolve()
+            if resolved == real or resolved.is_relative_to(real):
+                return True
+        return False
 
     def display(self, path: Path) -> str:
         """``path`` relative to the working directory when it is inside it."""
@@ -47,10 +67,26 @@ class Workspace:
         except ValueError:
             return str(path)
 
+    def walk(self, root: Path) -> Iterator[Path]:
+        """Every non-directory under ``root`` (as found, links unresolved) that the policy allows.
 
-def iter_files(root: Path) -> Iterator[Path]:
-    """Files under ``root``, skipping what git ignores when ``root`` is in a repository."""
-    if root.is_file():
+        ``root`` comes from :meth:`resolve`. What git ignores is skipped when ``root`` is in a
+        repository. A symlink is yielded only when its target is inside an allowed root; walks
+        never descend into linked directories.
+        """
+        for path in _candidates(root):
+            if path.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):  # dangling, or a loop of links
+                    continue
+                if not self.contains(target) or target.is_dir():
+                    continue
+            yield path
+
+
+def _candidates(root: Path) -> Iterator[Path]:
+    if not root.is_dir():
         yield root
         return
     listed = _git_files(root)
@@ -77,4 +113,56 @@ def _git_files(root: Path) -> list[Path] | None:
     if done.returncode != 0:
         return None
     names = sorted(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n)
-    return [p for p in (root / n for n in names) if p.is_file()]
+    # Cached files may be gone from the disk; directories appear for submodules.
+    return [p for p in (root / n for n in names) if p.is_symlink() or p.is_file()]
+
+
+_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _check_regular(mode: int, shown: str) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"Is a directory: {shown} (use ls to list it)")
+    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    raise NotRegularFileError(f"Not a regular file: {shown} ({kind})")
+
+
+def _open_checked(path: Path, shown: str, flags: int) -> BinaryIO:
+    # O_NONBLOCK: opening a FIFO never waits for the other end; it is refused right after.
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o666)
+    try:
+        _check_regular(os.fstat(fd).st_mode, shown)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb" if flags == os.O_RDONLY else "r+b")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_regular(path: Path, shown: str) -> BinaryIO:
+    """``path`` opened for reading in binary mode; anything but a regular file is refused.
+
+    ``shown`` is how the path is named in messages (what the model asked for).
+    """
+    try:
+        _check_regular(os.stat(path).st_mode, shown)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"File not found: {shown}") from None
+    return _open_checked(path, shown, os.O_RDONLY)
+
+
+def open_regular_for_writing(path: Path, shown: str) -> BinaryIO:
+    """``path`` opened to be overwritten (created if missing); a non-regular file is refused."""
+    with contextlib.suppress(FileNotFoundError):  # a new file
+        _check_regular(os.stat(path).st_mode, shown)
+    # Truncated only once it is known to be a regular file: a failed check changes nothing.
+    handle = _open_checked(path, shown, os.O_RDWR | os.O_CREAT)
+    handle.truncate(0)
+    return handle

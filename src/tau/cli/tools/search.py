@@ -1,7 +1,9 @@
 """``ls``, ``find`` and ``grep``: look around the working directory (read-only).
 
-``find`` and ``grep`` skip what git ignores; every listing stops at its ``limit`` with a notice
-that says how to get more, and at 50 KB of output.
+``find`` and ``grep`` skip what git ignores and follow the workspace's path policy for every file
+they walk into; ``grep`` opens regular files only and searches at most the first 16 MB of each.
+Every listing stops at its ``limit`` with a notice that says how to get more, and at 50 KB of
+output.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from typing import Any
 
 from tau.agent.tools import AgentTool
 from tau.ai.abort import AbortSignal
-from tau.cli.tools.paths import Workspace, iter_files
+from tau.cli.tools.paths import Workspace, open_regular
 from tau.cli.tools.truncate import MAX_BYTES, format_size, truncate_head
 
 GREP_LINE_CHARS = 500
+GREP_MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
 def _capped(lines: list[str], notices: list[str]) -> str:
@@ -102,7 +105,7 @@ def find_tool(workspace: Workspace) -> AgentTool:
             raise FileNotFoundError(f"Path not found: {raw}")
         found: list[str] = []
         more = False
-        for file in iter_files(root):
+        for file in workspace.walk(root):
             signal.throw_if_aborted()
             relative = file.relative_to(root).as_posix() if file != root else file.name
             if _glob_matches(pattern, relative):
@@ -170,14 +173,22 @@ def grep_tool(workspace: Workspace) -> AgentTool:
         out: list[str] = []
         matches = 0
         more = False
-        for file in iter_files(root):
+        notices: list[str] = []
+        for file in workspace.walk(root):
             signal.throw_if_aborted()
             relative = workspace.display(file)
             if glob and not _glob_matches(glob, file.relative_to(root).as_posix() or file.name):
                 continue
-            lines = _text_lines(file)
-            if lines is None:
+            try:
+                lines, cut = _text_lines(file, raw if file == root else relative)
+            except OSError:
+                if file == root:
+                    raise  # named by the model: say why it cannot be searched
                 continue
+            if cut:
+                notices.append(
+                    f"[{relative}: only the first {format_size(GREP_MAX_FILE_BYTES)} searched]"
+                )
             shown = -1
             for number, line in enumerate(lines):
                 if not regex.search(line):
@@ -198,8 +209,7 @@ def grep_tool(workspace: Workspace) -> AgentTool:
             if more:
                 break
         if not out:
-            return "No matches found"
-        notices = []
+            return "\n\n".join(["No matches found", *notices])
         if more:
             notices.append(
                 f"[{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern]"
@@ -211,11 +221,15 @@ def grep_tool(workspace: Workspace) -> AgentTool:
     )
 
 
-def _text_lines(file: Path) -> list[str] | None:
-    try:
-        data = file.read_bytes()
-    except OSError:
-        return None
+def _text_lines(file: Path, shown: str) -> tuple[list[str], bool]:
+    """The lines of a text file (none for a binary one), and whether the size cap cut them."""
+    with open_regular(file, shown) as handle:
+        data = handle.read(GREP_MAX_FILE_BYTES + 1)
     if b"\0" in data[:8192]:
-        return None  # binary
-    return data.decode("utf-8", errors="replace").splitlines()
+        return [], False  # binary
+    cut = len(data) > GREP_MAX_FILE_BYTES
+    if cut:
+        # Search whole lines only: the one the cap split is left out (unless it is the only one).
+        end = data.rfind(b"\n", 0, GREP_MAX_FILE_BYTES)
+        data = data[: end + 1] if end >= 0 else data[:GREP_MAX_FILE_BYTES]
+    return data.decode("utf-8", errors="replace").splitlines(), cut

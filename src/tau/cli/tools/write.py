@@ -1,4 +1,8 @@
-"""``write``: create or overwrite a file (parent directories included)."""
+"""``write``: create or overwrite a file (parent directories included).
+
+Only a regular file is ever written: a FIFO or a device at the path is refused at once, since
+opening one for writing could block forever or write somewhere that is not a file.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from typing import Any
 
 from tau.agent.tools import AgentTool
 from tau.ai.abort import AbortSignal
-from tau.cli.tools.paths import Workspace
+from tau.cli.tools.paths import Workspace, open_regular_for_writing
 
 _SCHEMA = {
     "type": "object",
@@ -28,8 +32,10 @@ def write_tool(workspace: Workspace) -> AgentTool:
         raw_path: str = params["path"]
         content: str = params["content"]
         path = workspace.resolve(raw_path)
+        data = content.encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+        with open_regular_for_writing(path, raw_path) as out:
+            out.write(data)
         return f"Successfully wrote {len(content)} bytes to {raw_path}"
 
     return AgentTool("write", "Create or overwrite a file", _SCHEMA, execute=execute, label="Write")

@@ -1,0 +1,113 @@
+"""An MCP server's tools as :class:`~tau.agent.AgentTool` objects, and filtered views of them.
+
+The name, description and input schema are passed through; the label is the tool's ``title``
+(or its annotations' title). Names that providers would refuse (they accept 1-64 letters,
+digits, ``_`` and ``-``) are made acceptable: other characters become ``_`` and a name too
+long is cut and given a short hash of the original. The server is always called with the
+tool's own name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, Any
+
+from mcp import types as mcp_types
+
+from tau.agent.tools import AgentTool, ToolUpdateCallback
+from tau.ai import AbortSignal, short_hash
+
+if TYPE_CHECKING:
+    from tau.agent.mcp.server import MCPServer
+
+__all__ = ["MCPTool", "MCPToolset", "model_tool_name"]
+
+_NAME_LIMIT = 64
+_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def model_tool_name(name: str, prefix: str | None = None) -> str:
+    """The name the model sees for MCP tool ``name``: ``prefix_name``, made acceptable."""
+    full = f"{prefix}_{name}" if prefix else name
+    clean = _BAD_CHARS.sub("_", full) or "_"
+    if len(clean) > _NAME_LIMIT:
+        digest = short_hash(full)[:8]
+        clean = f"{clean[: _NAME_LIMIT - len(digest) - 1]}_{digest}"
+    return clean
+
+
+class MCPTool(AgentTool):
+    """A tool of an MCP server; running it calls the server (see :meth:`MCPServer.call_tool`)."""
+
+    __slots__ = ("mcp_name", "server", "spec")
+
+    def __init__(self, server: MCPServer, spec: mcp_types.Tool, name: str) -> None:
+        annotations = spec.annotations
+        label = spec.title or (annotations.title if annotations is not None else None)
+        super().__init__(name, spec.description or "", spec.input_schema, label=label or spec.name)
+        self.server = server
+        """The server the tool belongs to."""
+        self.mcp_name = spec.name
+        """The tool's name on its server."""
+        self.spec = spec
+        """The tool as the server listed it (annotations, output schema, icons…)."""
+
+    async def execute(
+        self,
+        tool_call_id: str,
+        params: Any,
+        signal: AbortSignal,
+        on_update: ToolUpdateCallback,
+    ) -> Any:
+        return await self.server.call_tool(
+            self.mcp_name, params, signal=signal, on_update=on_update
+        )
+
+
+class MCPToolset:
+    """A view of one server's tools: a name prefix, and which tools to include or exclude.
+
+    A :class:`~tau.agent.ToolSource`: give it to ``Agent(tool_sources=[...])`` and the server's
+    current tools are offered on every turn. ``include`` and ``exclude`` hold the tools' names
+    on the server.
+    """
+
+    def __init__(
+        self,
+        server: MCPServer,
+        prefix: str | None = None,
+        include: Collection[str] | None = None,
+        exclude: Collection[str] | None = None,
+    ) -> None:
+        self.server = server
+        self.prefix = prefix
+        self.include = frozenset(include) if include is not None else None
+        self.exclude = frozenset(exclude or ())
+        self._built_from: Sequence[mcp_types.Tool] | None = None
+        self._tools: list[MCPTool] = []
+
+    @property
+    def name(self) -> str:
+        """The server's name (and the prefix), for messages."""
+        return f"{self.server.name} (prefix {self.prefix!r})" if self.prefix else self.server.name
+
+    def _wanted(self, spec: mcp_types.Tool) -> bool:
+        if self.include is not None and spec.name not in self.include:
+            return False
+        return spec.name not in self.exclude
+
+    async def tools(self) -> list[MCPTool]:
+        """The server's tools now, filtered and named (objects are reused while unchanged)."""
+        listing = await self.server.list_tool_specs()
+        if listing is not self._built_from:
+            self._tools = [
+                MCPTool(self.server, spec, model_tool_name(spec.name, self.prefix))
+                for spec in listing
+                if self._wanted(spec)
+            ]
+            self._built_from = listing
+        return list(self._tools)
+
+    def __repr__(self) -> str:
+        return f"MCPToolset({self.name!r})"

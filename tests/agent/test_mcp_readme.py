@@ -1,0 +1,29 @@
+"""The README's MCP example runs as written (a real stdio server) and prints what it says."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_readme_mcp_example_runs() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    match = re.search(
+        r"^<!-- runnable: tau.agent.mcp -->\n```python\n(.*?)^```", readme, re.S | re.M
+    )
+    assert match, "no tau.agent.mcp example in the README"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", match.group(1)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[('add_note', 'Add a note')]",
+        "tool: noted: buy milk",
+        "assistant: Noted.",
+    ]

@@ -1,0 +1,51 @@
+"""Item 4: the README says plainly that ``bash`` is not confined, and states the tool and session
+guarantees that the other tests in this folder hold the code to."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+COMMAND_SECTION = README.split("## The `tau` command", 1)[1].split("\n## ", 1)[0]
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+def test_bash_is_stated_to_be_unconfined() -> None:
+    text = _flat(COMMAND_SECTION)
+    assert "**`bash` is not confined.**" in text
+    assert "runs any command with your user's rights" in text
+    assert "`--allow-path` and the working directory do not limit it" in text
+
+
+def test_paths_are_not_promised_for_every_tool() -> None:
+    # The old sentence promised confinement for all tools, bash included.
+    assert "Paths stay inside the working directory unless" not in _flat(README)
+
+
+def test_the_tool_guarantees_are_stated() -> None:
+    text = _flat(COMMAND_SECTION)
+    for promise in (
+        "this holds for each file `grep` and `find` walk into",
+        "No tool opens a FIFO, a device or a socket",
+        "`grep` searches at most the first 16 MB of each file",
+        "`bash` returns when its shell exits",
+        "writes no temporary files",
+        "The tools run in worker threads",
+        "pip install 'tau[images]'",
+    ):
+        assert promise in text, promise
+
+
+def test_the_session_guarantees_are_stated() -> None:
+    text = _flat(COMMAND_SECTION)
+    for promise in (
+        "An existing empty file starts a new session",
+        "Writes hold an `fcntl` lock",
+        "`FILE:LINE` warnings",
+        "keeps the original as `FILE.damaged`",
+    ):
+        assert promise in text, promise
