@@ -126,6 +126,9 @@ async def test_abort_stops_generation_promptly_and_the_model_stays_usable() -> N
     message = await s.result()
     assert message.stop_reason == "aborted"
     assert aborted_at is not None and message.usage.output < 2000
+    # What was read and generated before the abort was spent: the usage reports it.
+    assert message.usage.input > 10 and message.usage.output >= 1
+    assert message.usage.total_tokens == message.usage.input + message.usage.output
     # The worker released the model: the next call runs (it would wait forever otherwise).
     _, again = await asyncio.wait_for(_collect(Context([UserMessage("Hi")]), max_tokens=4), 120)
     assert again.stop_reason in ("stop", "length")

