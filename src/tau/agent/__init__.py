@@ -2,7 +2,8 @@
 
 * :func:`agent_loop` / :func:`run_agent_loop` — the stateless run: turns, tools, steering,
   follow-ups, as a stream of :data:`AgentEvent`.
-* :class:`Agent` — the stateful agent: transcript, queues, listeners, one run at a time.
+* :class:`Agent` — the stateful agent: transcript, queues, listeners, one run at a time;
+  ``prompt()`` returns a :class:`RunResult`.
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
 * :class:`RunObserver`, :func:`set_run_observer` — the seam tracing (``tau.telemetry``) uses.
@@ -13,7 +14,7 @@
   tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
 
-from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
+from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode, RunResult
 from tau.agent.events import (
     AGENT_EVENT_TYPES,
     AgentEndEvent,
@@ -113,6 +114,7 @@ __all__ = [
     "RunInfo",
     "RunObservation",
     "RunObserver",
+    "RunResult",
     "RunUsage",
     "StreamFn",
     "ToolExecutionEndEvent",

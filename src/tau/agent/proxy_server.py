@@ -202,14 +202,14 @@ async def _sse(stream: Any) -> AsyncIterator[bytes]:
 
 
 def _resolve_models(specs: Sequence[str], models_file: str | None) -> list[Model]:
-    from tau.ai.catalog import get_model
+    from tau.ai.catalog import find_model
 
     models: list[Model] = []
     for spec in specs:
         provider, sep, model_id = spec.partition("/")
         if not sep or not provider or not model_id:
             raise ValueError(f"--model {spec!r}: use provider/model-id")
-        model = get_model(provider, model_id)
+        model = find_model(provider, model_id)
         if model is None:
             raise ValueError(f"--model {spec!r}: not in the model catalog (use --models-file)")
         models.append(model)

@@ -12,7 +12,14 @@ from tau.ai.builder import (
     ProviderTimeoutError,
     launch_stream,
 )
-from tau.ai.catalog import get_model, get_models, get_providers, models_are_equal
+from tau.ai.catalog import (
+    UnknownModelError,
+    find_model,
+    get_model,
+    get_models,
+    get_providers,
+    models_are_equal,
+)
 from tau.ai.entry import (
     complete,
     complete_simple,
@@ -176,6 +183,7 @@ __all__ = [
     "ToolResultMessage",
     "ToolValidationError",
     "UnknownApiError",
+    "UnknownModelError",
     "Usage",
     "UsageCost",
     "UserMessage",
@@ -188,6 +196,7 @@ __all__ = [
     "dump_message",
     "dump_model",
     "fallback_stream_fn",
+    "find_model",
     "from_json",
     "get_api_provider",
     "get_api_providers",

@@ -3,6 +3,9 @@
 ``stream``/``complete`` take the adapter's own options; ``stream_simple``/``complete_simple``
 take one ``reasoning`` level that each adapter maps to its provider. The ``*_sync`` variants
 serve scripts and notebooks: they run the call on a background event loop.
+
+Every entry point takes a :class:`~tau.ai.types.Context` or a plain ``str``, which is one user
+message (``complete_sync(model, "hi")``); anything else raises ``TypeError`` at the call.
 """
 
 from __future__ import annotations
@@ -19,13 +22,24 @@ from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.events import AssistantMessageEvent
 from tau.ai.options import ProviderStreamOptions, SimpleStreamOptions
 from tau.ai.registry import resolve_api_provider
-from tau.ai.types import AssistantMessage, Context, Model
+from tau.ai.types import AssistantMessage, Context, Model, UserMessage
 
 T = TypeVar("T")
 
 
+def as_context(context: Context | str) -> Context:
+    """``context`` itself, or a one-user-message context for a ``str``; else ``TypeError``."""
+    if isinstance(context, Context):
+        return context
+    if isinstance(context, str):
+        return Context([UserMessage(context)])
+    raise TypeError(
+        f"context must be a Context or a str (one user message), got {type(context).__name__}"
+    )
+
+
 def stream(
-    model: Model, context: Context, **options: Unpack[ProviderStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[ProviderStreamOptions]
 ) -> AssistantMessageEventStream:
     """Stream one response with the adapter's own options.
 
@@ -33,6 +47,7 @@ def stream(
     everything after that (HTTP, network, provider errors, aborts) arrives as an ``error``
     event.
     """
+    context = as_context(context)
     start = resolve_api_provider(model.api).stream
     observer = observe.call_observer
     if observer is None:
@@ -50,7 +65,7 @@ async def _final_message(s: AssistantMessageEventStream) -> AssistantMessage:
 
 
 async def complete(
-    model: Model, context: Context, **options: Unpack[ProviderStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[ProviderStreamOptions]
 ) -> AssistantMessage:
     """The final message of :func:`stream` (check ``stop_reason`` for errors).
 
@@ -60,9 +75,10 @@ async def complete(
 
 
 def stream_simple(
-    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
 ) -> AssistantMessageEventStream:
     """Stream one response with the unified ``reasoning`` level mapped per provider."""
+    context = as_context(context)
     start = resolve_api_provider(model.api).stream_simple
     observer = observe.call_observer
     if observer is None:
@@ -71,7 +87,7 @@ def stream_simple(
 
 
 async def complete_simple(
-    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
 ) -> AssistantMessage:
     """The final message of :func:`stream_simple` (cancelling it cancels the call)."""
     return await _final_message(stream_simple(model, context, **options))
@@ -123,19 +139,26 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def complete_sync(
-    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
 ) -> AssistantMessage:
     """:func:`complete_simple` for synchronous code (works inside a running loop too)."""
-    return _run(complete_simple(model, context, **options))
+    return _run(complete_simple(model, as_context(context), **options))
 
 
 def stream_sync(
-    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
 ) -> Iterator[AssistantMessageEvent]:
     """Iterate :func:`stream_simple`'s events from synchronous code.
 
     Leaving the loop early (``break``, an exception) aborts the call and closes its connection.
     """
+    # Checked here, not in the generator, so that a wrong context fails at the call.
+    return _sync_events(model, as_context(context), options)
+
+
+def _sync_events(
+    model: Model, context: Context, options: SimpleStreamOptions
+) -> Iterator[AssistantMessageEvent]:
     events: queue.SimpleQueue[AssistantMessageEvent | Exception | None] = queue.SimpleQueue()
 
     async def pump() -> None:

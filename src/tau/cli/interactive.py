@@ -83,10 +83,9 @@ class Repl:
             self.question = None
 
     async def _run(self, text: str) -> None:
-        message = await self.app.run(text)
-        if message is not None and message.stop_reason in ("error", "aborted"):
-            label = "aborted" if message.stop_reason == "aborted" else "error"
-            sys.stderr.write(f"[{label}: {message.error_message}]\n")
+        result = await self.app.run(text)
+        if result.stop_reason in ("error", "aborted"):
+            sys.stderr.write(f"[{result.stop_reason}: {result.error}]\n")
         sys.stdout.write(PROMPT)
         sys.stdout.flush()
 
@@ -133,8 +132,11 @@ class Repl:
         if self.question is not None:
             self.question.set_result(False)
         if self.busy:
-            self.loop.call_soon_threadsafe(self.app.agent.abort, "Interrupted")
+            # The notice goes out before the abort starts: the run's "[aborted: …]" line,
+            # written by the agent thread, must not come first.
             sys.stderr.write("\n[aborting — Ctrl-C again to exit]\n")
+            sys.stderr.flush()
+            self.loop.call_soon_threadsafe(self.app.agent.abort, "Interrupted")
         else:
             sys.stderr.write("\n[Ctrl-C again to exit, or /exit]\n")
             sys.stdout.write(PROMPT)
@@ -144,6 +146,10 @@ class Repl:
 
     def main(self) -> int:
         """Read and dispatch lines until exit; returns the exit status."""
+        # A byte that is not UTF-8 becomes U+FFFD as it is read, instead of failing input() or
+        # (as a lone surrogate) the request and the session file later.
+        with contextlib.suppress(AttributeError, ValueError):
+            sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]
         readline = _setup_readline()
         self.thread.start()
         model = self.app.settings.model

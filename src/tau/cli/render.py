@@ -1,8 +1,9 @@
 """Showing a run on a terminal: the answer streamed to stdout, tool activity on stderr.
 
 Thinking is shown dimmed only when stdout is a terminal; piped stdout carries the answer text
-and nothing else. A fallback model taking over is a notice on stderr. Usage of each run (the
-agent's totals: failed attempts included) is kept for ``/usage``.
+and nothing else. A fallback model taking over is a notice on stderr; an answer cut at the
+token limit gets ``[stopped: max tokens]``. Usage of each run (the agent's totals: failed
+attempts and aborted runs included, as they spent tokens too) is kept for ``/usage``.
 """
 
 from __future__ import annotations
@@ -164,6 +165,8 @@ class Renderer:
             message = event.message  # type: ignore[union-attr]
             if isinstance(message, AssistantMessage):
                 self._end_line()
+                if message.stop_reason == "length":
+                    self._notice("[stopped: max tokens]")
         elif kind == "tool_execution_start":
             args = json.dumps(event.args, ensure_ascii=False)  # type: ignore[union-attr]
             self._notice(f"→ {event.tool_name}({_one_line(args)})")  # type: ignore[union-attr]

@@ -17,10 +17,11 @@ Only the standard library is imported here at module level: ``tau --help`` stays
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from tau.cli.argtypes import positive_int, positive_number
 
 if TYPE_CHECKING:
     from tau.agent import UsageLimits
@@ -31,31 +32,15 @@ __all__ = ["add_arguments", "fallback_models", "usage_limits"]
 Warn = Callable[[str], None]
 
 
-def _turns(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number above 0, got {text!r}")
-    return value
-
-
 def _dollars(text: str) -> float:
-    try:
-        value = float(text.removeprefix("$"))
-    except ValueError:
-        value = math.nan
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be an amount of US dollars above 0, got {text!r}")
-    return value
+    return positive_number(text.removeprefix("$"), "an amount of US dollars")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--max-turns``, ``--max-cost`` and ``--fallback`` to the command's parser."""
     parser.add_argument(
         "--max-turns",
-        type=_turns,
+        type=positive_int,
         metavar="N",
         help="stop a run after N model responses (its last tool calls still run)",
     )
@@ -97,6 +82,7 @@ def fallback_models(
     """
     from tau.ai import models_are_equal
     from tau.cli.config import config_path, load_config
+    from tau.cli.errors import UsageError
     from tau.cli.models import check_credentials, parse_model
 
     chosen: list[Model] = []
@@ -110,7 +96,7 @@ def fallback_models(
             try:
                 model = parse_model(spec)
                 check_credentials(model)
-            except (ValueError, LookupError) as exc:  # unknown, no key, file gone
+            except (UsageError, ValueError, LookupError) as exc:  # unknown, no key, file gone
                 warn(f"fallback {spec!r} in {config_path()} skipped: {exc}")
                 continue
             chosen.append(model)

@@ -234,7 +234,20 @@ def stream(
         if response.first_delay:
             await asyncio.sleep(response.first_delay)
         out.start()
+        # Usage grows as the response streams, as a real provider's does: a response aborted
+        # half-way still reports the prompt and what it produced so far.
+        spent = Usage(input=_count_tokens(_context_chars(context)))
         output_chars = 0
+
+        def produced(chars: int) -> None:
+            nonlocal output_chars
+            output_chars += chars
+            spent.output = _count_tokens(output_chars)
+            spent.total_tokens = spent.input + spent.output
+            calculate_cost(model, spent)
+
+        produced(0)
+        out.message.usage = spent
 
         async def pause() -> None:
             # Even with no delay, yield so a consumer sees events as they are made.
@@ -248,14 +261,14 @@ def stream(
                 for piece in _chunks(block.text, response.chunk_size):
                     await pause()
                     out.text_delta(index, piece)
-                output_chars += len(block.text)
+                    produced(len(piece))
                 out.close_text(index)
             elif isinstance(block, ThinkingContent):
                 index = out.open_thinking(block.thinking_signature, redacted=bool(block.redacted))
                 for piece in _chunks(block.thinking, response.chunk_size):
                     await pause()
                     out.thinking_delta(index, piece)
-                output_chars += len(block.thinking)
+                    produced(len(piece))
                 out.close_thinking(index)
             else:
                 index = out.open_tool_call(
@@ -265,17 +278,12 @@ def stream(
                 for piece in _chunks(raw, response.chunk_size):
                     await pause()
                     out.tool_call_delta(index, piece)
-                output_chars += len(raw)
+                    produced(len(piece))
                 out.close_tool_call(index, block.arguments)
 
-        usage = response.usage
-        if usage is None:
-            usage = Usage(
-                input=_count_tokens(_context_chars(context)), output=_count_tokens(output_chars)
-            )
-            usage.total_tokens = usage.input + usage.output
-        calculate_cost(model, usage)
-        out.message.usage = usage
+        if response.usage is not None:
+            out.message.usage = response.usage
+            calculate_cost(model, response.usage)
         if response.error is not None:
             raise ProviderError(response.error, status=response.error_status)
         has_calls = any(isinstance(b, ToolCall) for b in out.message.content)

@@ -15,13 +15,24 @@ it itself, grammar-constrained at every step, because that chat format cannot st
 3. for a call, its arguments constrained by the tool's JSON schema and streamed as tool-call
    deltas, then a constrained choice of another call or the end of the turn.
 
+A message is generated after ``message:`` and a line break, as the format says, and its first
+token may not open a placeholder or an object (``<``, ``{``). The reason: a small model copies.
+Given a prefix that occurs in its context, it continues with whatever followed that prefix
+there. After ``message:\n`` the system prompt's format example goes on with ``<message>``;
+forcing the generation past that placeholder (``message:\n<message>\n``, as tau once did)
+only moved the copy one line on, and the answer became the system prompt's next line, "To call
+functions, begin each call with…". After a call, ``{`` starts a copy of its arguments. Banning
+those first tokens (a one-token grammar) breaks the copy at its start; the rest of the text is
+free.
+
 Small models tend to repeat a call whose result they already have instead of answering. A call
 identical (same name and arguments) to one already made since the last user message is
 therefore not made again: the turn becomes a message instead. Only a call to a tool already
 used in that span is held back until its arguments are complete; others stream.
 
 Usage is counted in the model's own tokens: ``input`` is the prompt, ``output`` every token the
-model sampled (the constrained choices included). Generation uses llama-cpp-python's default
+model sampled (the constrained choices included), also when the generation is aborted: tokens
+already read and sampled were spent. Generation uses llama-cpp-python's default
 thread count (half the CPUs).
 """
 
@@ -59,15 +70,18 @@ from tau.ai.types import (
     UserMessage,
 )
 from tau.ai.utils.cost import calculate_cost
+from tau.ai.utils.sanitize import sanitize_surrogates
 
 __all__ = ["stream", "stream_simple"]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 DEFAULT_TEMPERATURE = 0.0  # greedy: small models wander when sampled, and runs repeat
 MAX_CALLS_PER_TURN = 8
-# A message starts with the header and the placeholder line of the format the system prompt
-# shows; generating from after the placeholder is what keeps a small model from copying it.
-MESSAGE_PREFIX = "message:\n<message>\n"
+# A message starts with the header of the format the system prompt shows (see the module
+# docstring for why its first token is constrained).
+MESSAGE_PREFIX = "message:\n"
+# One token that starts with neither whitespace nor the opener of a placeholder or an object.
+_OPENING_GBNF = "root ::= [^<{\\x00-\\x20] [^\\x00-\\x20]*\n"
 
 # --------------------------------------------------------------------------- loaded models
 
@@ -199,7 +213,8 @@ def render_prompt(context: Context) -> str:
                 )
             )
     parts.append("<|im_start|>assistant\n")
-    return "".join(parts)
+    # Lone surrogates (undecodable bytes of a terminal) cannot be encoded for the tokenizer.
+    return sanitize_surrogates("".join(parts))
 
 
 def _literal(text: str) -> str:
@@ -235,6 +250,17 @@ class _Settings:
     max_tokens: int
 
 
+class _Counts:
+    """Tokens read and sampled so far; the stream reports them however it ends (an aborted
+    generation used them too)."""
+
+    __slots__ = ("input", "output")
+
+    def __init__(self) -> None:
+        self.input = 0
+        self.output = 0
+
+
 # What the worker hands to the event loop: (kind, value).
 _TEXT_START, _TEXT, _CALL_START, _CALL_DELTA, _CALL_END, _FINISH, _FAIL = range(7)
 
@@ -253,6 +279,7 @@ class _Turn:
         settings: _Settings,
         stop: threading.Event,
         post: Post,
+        counts: _Counts,
     ) -> None:
         self.loaded = loaded
         self.llama = loaded.llama
@@ -261,8 +288,7 @@ class _Turn:
         self.settings = settings
         self.stop = stop
         self.post = post
-        self.input_tokens = 0
-        self.output_tokens = 0
+        self.counts = counts
         self.budget = settings.max_tokens
         self.used_names = {call.name for call in previous_calls}
         self.made_calls = {(call.name, _canonical(call.arguments)) for call in previous_calls}
@@ -276,7 +302,7 @@ class _Turn:
                 reason = self._respond()
             finally:
                 self.loaded.generate_lock.release()
-            self.post(_FINISH, (reason, self.input_tokens, self.output_tokens))
+            self.post(_FINISH, reason)
         except _Stopped:
             return
         except Exception as exc:
@@ -299,12 +325,17 @@ class _Turn:
         grammar: LlamaGrammar | None,
         temperature: float,
         on_piece: Callable[[str], None] | None,
+        most: int | None = None,
     ) -> tuple[str, bool]:
-        """Sample until an end token or the budget; returns (text, whether it ended)."""
+        """Sample until an end token, the budget or ``most`` tokens; returns (text, whether it
+        ended)."""
         tokens = self._tokens(prompt)
-        if not self.input_tokens:
-            self.input_tokens = len(tokens)
+        counts = self.counts
+        if not counts.input:
+            counts.input = len(tokens)
         limit = min(self.budget, self.llama.n_ctx() - len(tokens))
+        if most is not None:
+            limit = min(limit, most)
         if limit <= 0:
             return "", False
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -326,6 +357,7 @@ class _Turn:
             if stop.is_set():
                 raise _Stopped
             count += 1
+            counts.output += 1
             if token in end_tokens:
                 ended = True
                 break
@@ -336,14 +368,24 @@ class _Turn:
                     on_piece(piece)
             if count >= limit:
                 break
-        self.output_tokens += count
         self.budget -= count
         return "".join(pieces), ended
 
-    def _message(self, prompt: str) -> StopReason:
+    def _message(self, prompt: str, *, opening: LlamaGrammar | None = None) -> StopReason:
+        """Generate text; ``opening`` constrains its first token (see the module docstring)."""
         post = self.post
         post(_TEXT_START, None)
-        leading = True
+        temperature = self.settings.temperature
+        if opening is not None:
+            first, ended = self._generate(
+                prompt, grammar=opening, temperature=temperature, on_piece=None, most=1
+            )
+            if first:
+                post(_TEXT, first)
+            if ended or self.budget <= 0:
+                return "stop" if ended else "length"
+            prompt += first
+        leading = opening is None
 
         def on_piece(piece: str) -> None:
             nonlocal leading
@@ -353,9 +395,7 @@ class _Turn:
             if piece:
                 post(_TEXT, piece)
 
-        _, ended = self._generate(
-            prompt, grammar=None, temperature=self.settings.temperature, on_piece=on_piece
-        )
+        _, ended = self._generate(prompt, grammar=None, temperature=temperature, on_piece=on_piece)
         return "stop" if ended else "length"
 
     def _respond(self) -> StopReason:
@@ -407,7 +447,8 @@ class _Turn:
             return "toolUse"
         if not chosen:
             return "length"
-        return self._message(self.prompt + MESSAGE_PREFIX)
+        opening = LlamaGrammar.from_string(_OPENING_GBNF, verbose=False)
+        return self._message(self.prompt + MESSAGE_PREFIX, opening=opening)
 
 
 def _call_id() -> str:
@@ -477,6 +518,7 @@ def stream(
         prompt = render_prompt(context)
         tools = list(context.tools or [])
         previous_calls = _calls_since_last_user(context)
+        counts = _Counts()
 
         def work() -> None:
             try:
@@ -485,7 +527,7 @@ def stream(
                 with contextlib.suppress(_Stopped):
                     post(_FAIL, str(exc))
                 return
-            _Turn(loaded, prompt, tools, previous_calls, settings, stop, post).run()
+            _Turn(loaded, prompt, tools, previous_calls, settings, stop, post, counts).run()
 
         out.start()
         threading.Thread(target=work, name="tau-llama-cpp", daemon=True).start()
@@ -493,6 +535,10 @@ def stream(
             await _consume(out, queue)
         finally:
             stop.set()
+            usage = Usage(input=counts.input, output=counts.output)
+            usage.total_tokens = counts.input + counts.output
+            calculate_cost(out.model, usage)
+            out.message.usage = usage
 
     return launch_stream(model, options, run)
 
@@ -512,12 +558,7 @@ async def _consume(out: MessageBuilder, queue: asyncio.Queue[tuple[int, Any]]) -
         elif kind == _CALL_END:
             out.close_tool_call(index)
         elif kind == _FINISH:
-            reason, input_tokens, output_tokens = value
-            usage = Usage(input=input_tokens, output=output_tokens)
-            usage.total_tokens = input_tokens + output_tokens
-            calculate_cost(out.model, usage)
-            out.message.usage = usage
-            out.message.stop_reason = reason
+            out.message.stop_reason = value
             return
         else:
             raise ProviderError(value)
