@@ -4,7 +4,8 @@ The main thread reads lines (``input()`` with readline, so Ctrl-C arrives there 
 ``KeyboardInterrupt``); the agent runs on an event loop in a second thread. A line typed while a
 run is going is queued as steering (delivered after the current tool calls), ``/follow text``
 as a follow-up (delivered when the agent would stop). Ctrl-C aborts the run; a second Ctrl-C in
-a row exits. Commands: ``/usage``, ``/follow``, ``/help``, ``/exit``.
+a row exits. ``/follow``, ``/help`` and ``/exit`` are handled here; every other slash command
+comes from :mod:`tau.cli.commands`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 from typing import Any
 
 from tau.cli.app import App, Settings
+from tau.cli.commands import CommandContext, UnknownCommandError, help_lines, run_command
 from tau.cli.config import tau_home
 from tau.cli.render import Renderer, Spinner
 
@@ -25,7 +27,6 @@ PROMPT = "> "
 HELP = """\
 Type a message and press Enter. While the agent works, Enter queues a steering message.
   /follow TEXT   queue TEXT as a follow-up (sent when the agent would stop)
-  /usage         tokens, cost, time, turns, requests and tool calls: last run, session
   /exit          leave (or Ctrl-D); Ctrl-C aborts a run, twice in a row exits"""
 
 
@@ -103,17 +104,13 @@ class Repl:
             raise EOFError
         if text == "/help":
             print(HELP)
-            return False
-        if text == "/usage":
-            print(f"last run: {self.renderer.last.describe()}")
-            print(f"session:  {self.renderer.total.describe()}")
+            print("\n".join(help_lines()))
             return False
         follow = text.startswith("/follow ")
         if follow:
             text = text.removeprefix("/follow ").strip()
         elif text.startswith("/"):
-            print(f"unknown command {text.split()[0]} (/help lists them)")
-            return False
+            return self._command(text)
         agent = self.app.agent
         if self.busy:
             queue = agent.follow_up if follow else agent.steer
@@ -123,6 +120,15 @@ class Repl:
             return True
         self.run = asyncio.run_coroutine_threadsafe(self._run(text), self.loop)
         return True
+
+    def _command(self, line: str) -> bool:
+        """Run a registry command on the agent's loop; True when it writes the next prompt."""
+        ctx = CommandContext(self.app, self.renderer, print)
+        try:
+            asyncio.run_coroutine_threadsafe(run_command(ctx, line), self.loop).result()
+        except UnknownCommandError as exc:
+            print(exc)
+        return False
 
     def _interrupt(self) -> bool:
         """Handle Ctrl-C; True means exit."""
