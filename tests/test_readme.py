@@ -52,9 +52,18 @@ def test_quick_start_runs() -> None:
 
 # What the marked blocks print, in order (a new block needs an entry here).
 EXPECTED = [
+    [
+        "busy-model failed (overloaded: Overloaded); trying backup-model",
+        "backup-model answered: Hello from the backup!",
+    ],
     ['- path: "path" is a required property', "['user', 'assistant', 'toolResult', 'user']"],
     ["It is sunny in Paris.", "aborted 'a long answer", "echo me"],
     ["HELLO"],
+    [
+        "Usage limit reached: turns 3 of 3",
+        "3 turns, 6 requests, 3 tool calls",
+        "Here is what I found. (5 turns in all)",
+    ],
     [
         '"name": "invoke_agent weather-bot"',
         '"name": "chat faux-model"',

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tau.agent import (
+    Agent,
     AgentEvent,
     AgentTool,
     AgentToolResult,
@@ -76,9 +77,26 @@ def check_grammar(events: list[AgentEvent]) -> None:
             assert isinstance(event, ToolExecutionEndEvent)
             assert open_tools.pop(event.tool_call_id, None) is not None, (i, types)
             awaiting_result = event.tool_call_id
+        elif kind == "fallback":
+            # Before the assistant message starts, or during it (a restart).
+            assert in_turn, (i, types)
+            assert open_message is None or isinstance(open_message, AssistantMessage), (i, types)
         elif kind == "tool_execution_update":
             assert event.tool_call_id in open_tools  # type: ignore[union-attr]
     assert not in_turn or types[-2] == "turn_end"
+
+
+async def prompt_collecting(agent: Agent, text: str = "go") -> list[AgentEvent]:
+    """Run ``agent.prompt(text)`` (failing, not hanging, after TIMEOUT); its events, checked
+    against the grammar."""
+    events: list[AgentEvent] = []
+    unsubscribe = agent.subscribe(events.append)
+    try:
+        await asyncio.wait_for(agent.prompt(text), TIMEOUT)
+    finally:
+        unsubscribe()
+    check_grammar(events)
+    return events
 
 
 def result_text(result: AgentToolResult | ToolResultMessage) -> str:

@@ -25,5 +25,6 @@ def test_readme_agent_example_runs() -> None:
         "tool: 22°C and sunny in Paris",
         "assistant: It is 22°C and sunny in Paris.",
         "assistant: You're welcome!",
+        "final: You're welcome! (stop, 6 new messages)",
         "['note', 'user', 'assistant', 'toolResult', 'assistant', 'user', 'assistant']",
     ]

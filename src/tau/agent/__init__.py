@@ -2,20 +2,24 @@
 
 * :func:`agent_loop` / :func:`run_agent_loop` — the stateless run: turns, tools, steering,
   follow-ups, as a stream of :data:`AgentEvent`.
-* :class:`Agent` — the stateful agent: transcript, queues, listeners, one run at a time.
+* :class:`Agent` — the stateful agent: transcript, queues, listeners, one run at a time;
+  ``prompt()`` returns a :class:`RunResult`.
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
 * :class:`RunObserver`, :func:`set_run_observer` — the seam tracing (``tau.telemetry``) uses.
+* :class:`UsageLimits`, :class:`RunUsage` — how much a run may use, and what it used
+  (``Agent(usage_limits=..., fallback_models=[...])``; see :mod:`tau.agent.usage`).
 * :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
   tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
 
-from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
+from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode, RunResult
 from tau.agent.events import (
     AGENT_EVENT_TYPES,
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
+    FallbackEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -74,9 +78,11 @@ from tau.agent.types import (
     StreamFn,
     ToolExecutionMode,
 )
+from tau.agent.usage import LIMIT_REACHED, RunUsage, UsageLimits
 
 __all__ = [
     "AGENT_EVENT_TYPES",
+    "LIMIT_REACHED",
     "AfterToolCall",
     "AfterToolCallContext",
     "AfterToolCallResult",
@@ -98,6 +104,7 @@ __all__ = [
     "BeforeToolCallContext",
     "BeforeToolCallResult",
     "CustomMessage",
+    "FallbackEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -105,6 +112,8 @@ __all__ = [
     "RunInfo",
     "RunObservation",
     "RunObserver",
+    "RunResult",
+    "RunUsage",
     "StreamFn",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
@@ -115,6 +124,7 @@ __all__ = [
     "ToolUpdateCallback",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UsageLimits",
     "agent_loop",
     "agent_loop_continue",
     "agent_tool",

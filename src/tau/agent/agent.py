@@ -4,7 +4,8 @@
 
     agent = Agent(model=model, system_prompt="You are helpful.", tools=[read_file])
     agent.subscribe(lambda event: print(event.type))
-    await agent.prompt("What is in README.md?")
+    result = await agent.prompt("What is in README.md?")
+    print(result.text)                       # the final answer; result.messages: the run's
     agent.follow_up("And in LICENSE?")      # delivered when the agent would otherwise stop
     agent.steer("Stop, do X instead")        # delivered after the current tool call(s)
 
@@ -15,6 +16,10 @@ Two barriers follow: when tool preflight starts, the assistant message is in
 ``before_tool_call`` sees current state); and the agent is idle (``prompt()`` returns,
 ``wait_for_idle()`` resolves, ``is_streaming`` turns false) only after every ``agent_end``
 listener has settled, so persist-on-end works.
+
+``prompt()`` and ``continue_()`` return a :class:`RunResult`: the messages the run added, its
+final assistant message and text, and whether it failed or was aborted. Failures never raise
+(the result and ``state.error`` say what happened), so one ``await`` is the common case.
 
 Where this departs from pi-agent-core 0.58.3's ``Agent`` (deliberately):
 
@@ -38,10 +43,16 @@ Where this departs from pi-agent-core 0.58.3's ``Agent`` (deliberately):
   ``No model configured``.
 
 Snapshot rule (as in pi): a run reads the model, reasoning level, system prompt, tools,
-tool sources, messages, session id, budgets, hooks, ``stream_fn`` and ``get_api_key`` once,
-when it starts; changing them (``session_id`` included) affects the next run. The tool sources
-themselves are asked for their current tools before every turn. The steering and follow-up modes
-are read at every dequeue.
+tool sources, messages, session id, budgets, hooks, ``stream_fn``, ``get_api_key``,
+``usage_limits`` and ``fallback_models`` once, when it starts; changing them (``session_id``
+included) affects the next run. The tool sources themselves are asked for their current tools
+before every turn. The steering and follow-up modes are read at every dequeue.
+
+Run control: ``usage_limits`` bound each run (:mod:`tau.agent.usage`) and ``state.usage`` holds
+its totals, live; ``prompt()`` starts them from zero and ``continue_()`` counts on, so a run
+stopped by a limit goes on, after the limit is raised, within the same totals.
+``fallback_models`` are tried in order when the model fails before it has streamed anything
+(:func:`tau.ai.fallback_stream_fn`); each failed attempt is a ``fallback`` event.
 """
 
 from __future__ import annotations
@@ -53,7 +64,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
 from tau.agent.events import AgentEvent
-from tau.agent.loop import AgentError, run_agent_loop, run_agent_loop_continue
+from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
 from tau.agent.observe import RunObserver, resolve_run_observer
 from tau.agent.tool_sources import ToolSource
@@ -70,6 +81,8 @@ from tau.agent.types import (
     ToolExecutionMode,
     TransformContext,
 )
+from tau.agent.usage import RunUsage, UsageLimits
+from tau.ai import fallback_stream_fn
 from tau.ai.abort import AbortController
 from tau.ai.builder import ABORTED_MESSAGE, describe_error
 from tau.ai.options import PayloadHook
@@ -77,13 +90,14 @@ from tau.ai.types import (
     AssistantMessage,
     ImageContent,
     Model,
+    StopReason,
     TextContent,
     ThinkingBudgets,
     UserContent,
     UserMessage,
 )
 
-__all__ = ["Agent", "AgentListener", "AgentState", "QueueMode"]
+__all__ = ["Agent", "AgentListener", "AgentState", "QueueMode", "RunResult"]
 
 QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
 AgentListener: TypeAlias = Callable[[AgentEvent], Any]
@@ -113,6 +127,42 @@ class AgentState:
     """Ids of the tool calls between ``tool_execution_start`` and ``tool_execution_end``."""
     error: str | None = None
     """Why the last run failed or stopped early (provider error, abort), else None."""
+    usage: RunUsage = field(default_factory=RunUsage)
+    """The totals of the current or last run (``continue_()`` adds to them)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class RunResult:
+    """What one run (``prompt()`` or ``continue_()``) produced.
+
+    ``messages`` are the messages the run added to the transcript, in order: the input (for
+    ``prompt()``), each assistant message, each tool result. ``final_message`` is the last
+    assistant message among them (None only if the run failed before any model call).
+    ``error`` says why the run failed or stopped early (as ``state.error``), else None;
+    ``aborted`` is true when ``abort()`` ended it, whatever the last message says (a run
+    aborted while its tools ran ends on a message whose stop reason is ``toolUse``).
+    """
+
+    messages: list[AgentMessage]
+    final_message: AssistantMessage | None
+    error: str | None = None
+    aborted: bool = False
+
+    @property
+    def text(self) -> str:
+        """The final assistant message's text (``""`` if there is none)."""
+        return self.final_message.text if self.final_message is not None else ""
+
+    @property
+    def stop_reason(self) -> StopReason:
+        """Why the run ended: ``aborted`` or ``error`` when it did not finish, else the final
+        message's stop reason (``stop``, or ``length`` for an answer cut at ``max_tokens``)."""
+        if self.aborted:
+            return "aborted"
+        final = self.final_message
+        if final is None or (self.error is not None and final.stop_reason != "aborted"):
+            return "error"
+        return final.stop_reason
 
 
 class Agent:
@@ -140,6 +190,8 @@ class Agent:
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         stream_options: Mapping[str, Any] | None = None,
+        usage_limits: UsageLimits | None = None,
+        fallback_models: Sequence[Model] = (),
         name: str = "tau",
         instrument: RunObserver | bool | None = None,
         tool_sources: Sequence[ToolSource] = (),
@@ -171,6 +223,10 @@ class Agent:
         self.after_tool_call: AfterToolCall | None = after_tool_call
         self.stream_options: dict[str, Any] = dict(stream_options or {})
         """Other :func:`tau.ai.stream_simple` options (``temperature``, ``max_tokens``…)."""
+        self.usage_limits: UsageLimits | None = usage_limits
+        """How much one run may use (None: no limit); raise it and ``continue_()`` to go on."""
+        self.fallback_models: list[Model] = list(fallback_models)
+        """Models tried in order when the model fails before streaming anything."""
         self.name = name
         """The agent's name in traces (``invoke_agent {name}``)."""
         if instrument is True:
@@ -187,6 +243,7 @@ class Agent:
         self._controller: AbortController | None = None
         self._idle: asyncio.Future[None] | None = None
         self._run_task: asyncio.Task[Any] | None = None
+        self._run_messages: list[AgentMessage] | None = None
 
     # ----------------------------------------------------------------------- state
 
@@ -254,6 +311,7 @@ class Agent:
                 state.error = message.error_message
         elif kind == "agent_end":
             state.stream_message = None
+            self._run_messages = event.messages  # type: ignore[union-attr]
             controller = self._controller
             if controller is not None and controller.signal.aborted and state.error is None:
                 state.error = controller.signal.reason or ABORTED_MESSAGE
@@ -328,8 +386,8 @@ class Agent:
         self,
         input: str | AgentMessage | Sequence[AgentMessage],
         images: Sequence[ImageContent] | None = None,
-    ) -> None:
-        """Run the agent on a new input until it is idle.
+    ) -> RunResult:
+        """Run the agent on a new input until it is idle; returns what the run produced.
 
         ``input`` is text (one user message, with ``images`` after it), a message, or several
         messages. Raises :class:`~tau.agent.AgentError` if a run is active or no model is set;
@@ -345,14 +403,17 @@ class Agent:
             messages = list(input)
         else:
             messages = [cast(AgentMessage, input)]
-        await self._run(messages)
+        self._state.usage = RunUsage()
+        return await self._run(messages)
 
-    async def continue_(self) -> None:
+    async def continue_(self) -> RunResult:
         """Run from the transcript as it is: a retry, or queued messages after an answer.
 
         With an assistant message last, the queued steering messages (else follow-ups) are
-        delivered as a new input; with nothing queued that is an error, as is an empty
-        transcript or an active run.
+        delivered as a new input; with nothing queued, a last message that ended in ``error``
+        or ``aborted`` is retried (it stays in the transcript; providers never see it), and
+        any other is an error, as is an empty transcript or an active run. The run's usage
+        adds to ``state.usage``. Returns the run's :class:`RunResult`.
         """
         if self._state.is_streaming:
             raise AgentError(BUSY_CONTINUE)
@@ -364,14 +425,13 @@ class Agent:
         if message_role(messages[-1]) == "assistant":
             steering = self._dequeue_steering()
             if steering:
-                await self._run(steering, skip_initial_steering_poll=True)
-                return
+                return await self._run(steering, skip_initial_steering_poll=True)
             follow_ups = self._dequeue_follow_ups()
             if follow_ups:
-                await self._run(follow_ups)
-                return
-            raise AgentError("Cannot continue from message role: assistant")
-        await self._run(None)
+                return await self._run(follow_ups)
+            if not ended_in_failure(messages[-1]):
+                raise AgentError("Cannot continue from message role: assistant")
+        return await self._run(None)
 
     def abort(self, reason: str | None = None) -> None:
         """Abort the current run (no-op when idle); the queues are kept."""
@@ -404,15 +464,25 @@ class Agent:
         state.stream_message = None
         state.pending_tool_calls = set()
         state.error = None
+        state.usage = RunUsage()
         self.clear_all_queues()
+
+    def _stream_fn(self) -> StreamFn | None:
+        if not self.fallback_models:
+            return self.stream_fn
+        return fallback_stream_fn(
+            self.fallback_models, self.stream_fn, get_api_key=self.get_api_key
+        )
 
     async def _run(
         self, messages: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
-    ) -> None:
+    ) -> RunResult:
         state = self._state
         model = state.model
         if model is None:
             raise AgentError(NO_MODEL)
+        transcript, start = state.messages, len(state.messages)
+        self._run_messages = None
         controller = AbortController()
         idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         state.is_streaming = True
@@ -450,8 +520,10 @@ class Agent:
             reasoning=None if state.thinking_level == "off" else state.thinking_level,
             thinking_budgets=self.thinking_budgets,
             session_id=self.session_id,
-            stream_fn=self.stream_fn,
+            stream_fn=self._stream_fn(),
             stream_options=options,
+            usage_limits=self.usage_limits,
+            usage=state.usage,
             name=self.name,
             instrument=self.instrument,
             tool_sources=list(self.tool_sources),
@@ -476,6 +548,17 @@ class Agent:
             self._idle = None
             self._run_task = None
             idle.set_result(None)
+        added = self._run_messages
+        self._run_messages = None
+        if added is None:  # the run broke off before agent_end: what reached the transcript
+            added = transcript[start:] if state.messages is transcript else []
+        final = next((m for m in reversed(added) if isinstance(m, AssistantMessage)), None)
+        return RunResult(
+            messages=list(added),
+            final_message=final,
+            error=state.error,
+            aborted=controller.signal.aborted,
+        )
 
 
 def _as_message(message: AgentMessage | str) -> AgentMessage:

@@ -12,6 +12,13 @@ Grammar of one run (what a UI can rely on)::
         turn_end )+
     agent_end
 
+With fallback models, ``fallback`` events (one per failed attempt) come right before the
+assistant message's ``message_start``; a failed attempt sends nothing else. With
+``restart_on_midstream_error`` a ``fallback`` whose attempt is ``discarded`` may also come
+between ``message_update`` events: the next ``message_update`` then carries a ``start``
+provider event and a new ``message``, and what was shown of the old one is void.
+``agent_end`` carries the run's :class:`~tau.agent.RunUsage` totals.
+
 ``message_update`` is the per-token event: its ``message`` is the live partial message (the
 same object every time, never a copy — copy it if you keep it) and
 ``assistant_message_event`` the provider event that changed it.
@@ -30,6 +37,8 @@ from pydantic_core import to_jsonable_python
 
 from tau.agent.messages import AgentMessage, dump_agent_message
 from tau.agent.tools import AgentToolResult
+from tau.agent.usage import RunUsage
+from tau.ai import FailedAttempt
 from tau.ai.events import AssistantMessageEvent
 from tau.ai.serialization import dump_content, dump_message
 from tau.ai.types import AssistantMessage, ToolResultMessage
@@ -39,6 +48,7 @@ __all__ = [
     "AgentEndEvent",
     "AgentEvent",
     "AgentStartEvent",
+    "FallbackEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
@@ -65,13 +75,15 @@ class AgentStartEvent:
 
 
 class AgentEndEvent:
-    """The run is over; ``messages`` is every message it added, in order."""
+    """The run is over; ``messages`` is every message it added, in order, and ``usage`` the
+    run's totals (tokens, cost, turns, requests and tool calls)."""
 
-    __slots__ = ("messages",)
+    __slots__ = ("messages", "usage")
     type: ClassVar[Literal["agent_end"]] = "agent_end"
 
-    def __init__(self, messages: list[AgentMessage]) -> None:
+    def __init__(self, messages: list[AgentMessage], usage: RunUsage | None = None) -> None:
         self.messages = messages
+        self.usage = usage if usage is not None else RunUsage()
 
     def __repr__(self) -> str:
         return f"AgentEndEvent(messages=<{len(self.messages)}>)"
@@ -143,6 +155,23 @@ class MessageEndEvent:
         return f"MessageEndEvent(role={self.message.role!r})"
 
 
+class FallbackEvent:
+    """A model failed and the next one takes over (see :func:`tau.ai.fallback_stream_fn`).
+
+    ``attempt`` says which model failed, why (its ``kind`` and ``error_message``), what it
+    cost (``attempt.message.usage``, counted in the run's usage) and which model comes next.
+    """
+
+    __slots__ = ("attempt",)
+    type: ClassVar[Literal["fallback"]] = "fallback"
+
+    def __init__(self, attempt: FailedAttempt) -> None:
+        self.attempt = attempt
+
+    def __repr__(self) -> str:
+        return f"FallbackEvent({self.attempt!r})"
+
+
 class ToolExecutionStartEvent:
     """A tool call is about to be prepared and run; ``args`` are the model's raw arguments."""
 
@@ -211,6 +240,7 @@ AgentEvent: TypeAlias = (
     | ToolExecutionStartEvent
     | ToolExecutionUpdateEvent
     | ToolExecutionEndEvent
+    | FallbackEvent
 )
 """Any event of an agent run."""
 
@@ -225,6 +255,7 @@ AGENT_EVENT_TYPES: tuple[str, ...] = (
     "tool_execution_start",
     "tool_execution_update",
     "tool_execution_end",
+    "fallback",
 )
 
 
@@ -287,6 +318,15 @@ def dump_event(event: AgentEvent, *, compact: bool = False) -> dict[str, Any]:
         out["toolResults"] = [dump_message(m) for m in event.tool_results]
     elif isinstance(event, AgentEndEvent):
         out["messages"] = [dump_agent_message(m) for m in event.messages]
+        out["usage"] = event.usage.dump()
+    elif isinstance(event, FallbackEvent):
+        attempt = event.attempt
+        following = attempt.next_model
+        out["message"] = dump_message(attempt.message)
+        out["kind"] = attempt.kind
+        out["status"] = attempt.status
+        out["next"] = {"provider": following.provider, "model": following.id} if following else None
+        out["discarded"] = attempt.discarded
     elif isinstance(event, ToolExecutionStartEvent):
         out["toolCallId"] = event.tool_call_id
         out["toolName"] = event.tool_name

@@ -39,6 +39,11 @@ Where this departs from pi-agent-core 0.58.3 (deliberately):
   update is delivered before the call's ``tool_execution_end``.
 * :func:`run_agent_loop_continue` works on a copy of the caller's message list (pi appends to
   the caller's list).
+
+Run control (not in pi): ``usage_limits`` are checked before each request, after each response
+and before tools run (:mod:`tau.agent.usage`), and a stream that falls back to other models
+(:class:`~tau.ai.FallbackEventStream`) has each failed attempt reported as a ``fallback``
+event and counted in the run's usage.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from tau.agent.events import (
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
+    FallbackEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -85,6 +91,8 @@ from tau.agent.types import (
     GetMessages,
     StreamFn,
 )
+from tau.agent.usage import UsageGuard
+from tau.ai import FailedAttempt, FallbackEventStream
 from tau.ai.abort import AbortController, AbortedError, AbortSignal
 from tau.ai.builder import ABORTED_MESSAGE, ProviderError, describe_error
 from tau.ai.event_stream import AssistantMessageEventStream, EventStream
@@ -141,10 +149,16 @@ def _check_hook_result(hook: str, value: object, expected: type) -> None:
         )
 
 
+def ended_in_failure(message: AgentMessage) -> bool:
+    """Whether ``message`` is an assistant response that ended in ``error`` or ``aborted``."""
+    return isinstance(message, AssistantMessage) and message.stop_reason in ("error", "aborted")
+
+
 def _check_continue(context: AgentContext) -> None:
     if not context.messages:
         raise AgentError("Cannot continue: no messages in context")
-    if message_role(context.messages[-1]) == "assistant":
+    last = context.messages[-1]
+    if message_role(last) == "assistant" and not ended_in_failure(last):
         raise AgentError("Cannot continue from message role: assistant")
 
 
@@ -214,6 +228,7 @@ class _Run:
                 options[key] = value
         options["signal"] = self.signal
         self.options = options
+        self.guard = UsageGuard(config.usage_limits, config.usage)
         observer = resolve_run_observer(config.instrument)
         self.observation: RunObservation | None = None
         if observer is not None:
@@ -248,6 +263,16 @@ class _Run:
     def defer(self, exc: BaseException) -> None:
         if self.deferred is None:
             self.deferred = exc
+
+    def agent_end(self) -> AgentEndEvent:
+        return AgentEndEvent(self.new_messages, self.guard.usage.copy())
+
+    async def report_fallbacks(self, failed: Sequence[FailedAttempt], reported: int) -> int:
+        # Failed attempts of a fallback stream: counted, and announced before the answer.
+        for attempt in failed[reported:]:
+            self.guard.add_failed_attempt(attempt.message)
+            await self.emit(FallbackEvent(attempt))
+        return len(failed)
 
     # ----------------------------------------------------------------------- the run
 
@@ -307,7 +332,7 @@ class _Run:
                 self.new_messages.append(message)
                 if message.stop_reason == "error" or message.stop_reason == "aborted":
                     await self.end_turn(message, [])
-                    await self.emit(AgentEndEvent(self.new_messages))
+                    await self.emit(self.agent_end())
                     return
 
                 tool_calls = message.tool_calls
@@ -323,7 +348,7 @@ class _Run:
                 if self.deferred is not None:
                     raise self.deferred
                 if self.signal.aborted:
-                    await self.emit(AgentEndEvent(self.new_messages))
+                    await self.emit(self.agent_end())
                     return
                 if steering_after_tools:
                     pending = steering_after_tools
@@ -335,7 +360,7 @@ class _Run:
                 pending = follow_ups
                 continue
             break
-        await self.emit(AgentEndEvent(self.new_messages))
+        await self.emit(self.agent_end())
 
     async def end_turn(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
         self.in_turn = False
@@ -366,7 +391,7 @@ class _Run:
             MessageStartEvent(message),
             MessageEndEvent(message),
             TurnEndEvent(message, []),
-            AgentEndEvent(self.new_messages),
+            self.agent_end(),
         ]
         self.in_turn = False
         for event in events:
@@ -388,6 +413,7 @@ class _Run:
         try:
             if self.signal.aborted:
                 raise AbortedError(self.signal.reason or ABORTED_MESSAGE)
+            self.guard.before_request()
             if config.tool_sources:
                 # Asked every turn: a source's tools may have changed since the last one.
                 self.context.tools = await gather_tools(self.fixed_tools, config.tool_sources)
@@ -407,12 +433,15 @@ class _Run:
             api_key = api_key or config.api_key
             if api_key:
                 options = {**options, "api_key": api_key}
+            self.guard.count_request()
             made = self.stream_fn(config.model, llm_context, **options)
             # A stream is itself awaitable (to its result): only await what is not a stream.
             response = cast(
                 AssistantMessageEventStream,
                 made if hasattr(made, "__aiter__") else await cast(Any, made),
             )
+            failed = response.failed_attempts if isinstance(response, FallbackEventStream) else ()
+            reported = 0
             iterator = response.__aiter__()
             emit = self.emit
             try:
@@ -428,18 +457,23 @@ class _Run:
                         continue
                     event_partial = cast(Any, event).partial
                     if partial is None:
+                        reported = await self.report_fallbacks(failed, reported)
                         partial = event_partial
                         messages.append(partial)
                         await emit(MessageStartEvent(partial))
+                        if kind == "start":
+                            continue
                     elif event_partial is not partial:
+                        # A new partial (a fallback restarting the response) replaces the old.
+                        reported = await self.report_fallbacks(failed, reported)
                         partial = event_partial
                         messages[-1] = partial
-                    if kind != "start":
-                        await emit(MessageUpdateEvent(partial, event))
+                    await emit(MessageUpdateEvent(partial, event))
             finally:
                 aclose = getattr(iterator, "aclose", None)
                 if aclose is not None:
                     await aclose()
+            await self.report_fallbacks(failed, reported)
             if final is None:
                 raise ProviderError(NO_TERMINAL_MESSAGE)
         except Exception as exc:
@@ -459,6 +493,7 @@ class _Run:
                     stop_reason=reason,
                     error_message=describe_error(cause),
                 )
+        self.guard.usage.add_message(final)
         if partial is not None:
             messages[-1] = final
         else:
@@ -476,6 +511,7 @@ class _Run:
     async def execute_tool_calls(
         self, message: AssistantMessage, calls: list[ToolCall]
     ) -> tuple[list[ToolResultMessage], list[AgentMessage] | None]:
+        self.guard.begin_tool_batch(len(calls))
         try:
             if self.config.tool_execution == "sequential":
                 return await self.run_sequential(message, calls)
@@ -544,6 +580,9 @@ class _Run:
     async def prepare(self, message: AssistantMessage, call: ToolCall) -> _Slot:
         if self.signal.aborted:
             return _Outcome(call, ABORTED_TOOL_MESSAGE)
+        refusal = self.guard.admit_tool_call()
+        if refusal is not None:
+            return _Outcome(call, refusal)
         tool = next((t for t in self.context.tools or () if t.name == call.name), None)
         if tool is None:
             return _Outcome(call, f"Tool {call.name} not found")
@@ -785,8 +824,10 @@ def agent_loop_continue(
     """Start a run from ``context`` as it is (a retry, or after a tool result).
 
     Raises :class:`AgentError` at once if the context is empty or ends with an assistant
-    message. Application messages at the end are allowed: ``convert_to_llm`` must turn them
-    into something the model can answer.
+    message, unless that message ended in ``error`` or ``aborted`` (a retry: providers never
+    see failed responses, so the model answers what came before it, e.g. after a usage limit
+    was raised). Application messages at the end are allowed: ``convert_to_llm`` must turn
+    them into something the model can answer.
     """
     _check_continue(context)
     return _launch(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 from tau.agent.messages import AgentMessage, default_convert_to_llm
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool, AgentToolResult
+from tau.agent.usage import RunUsage, UsageLimits
 from tau.ai.abort import AbortSignal
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.types import (
@@ -142,6 +143,9 @@ class AgentLoopConfig:
     ``tool_abort_grace`` is how many seconds a running tool gets to finish on its own after an
     abort before it is cancelled and recorded as aborted.
 
+    ``usage_limits`` bounds the run (see :mod:`tau.agent.usage`). ``usage`` is the
+    :class:`RunUsage` the run adds to, in place, as it goes (pass the totals of a stopped run
+    to count on from them); None starts from zero.
     ``name`` names the agent in traces; ``instrument`` chooses the run's observer (see
     :mod:`tau.agent.observe`): None follows the process-wide ``tau.telemetry.instrument()``,
     False turns tracing off for this run, True or an ``InstrumentationSettings`` turns it on.
@@ -166,6 +170,8 @@ class AgentLoopConfig:
     stream_fn: StreamFn | None = None
     stream_options: dict[str, Any] = field(default_factory=dict)
     tool_abort_grace: float = 2.0
+    usage_limits: UsageLimits | None = None
+    usage: RunUsage | None = None
     name: str = "tau"
     instrument: RunObserver | bool | None = None
     tool_sources: Sequence[ToolSource] = ()

@@ -17,7 +17,14 @@ from tau.ai.adapter import (
     run_http_adapter,
 )
 from tau.ai.builder import MessageBuilder, launch_stream
-from tau.ai.catalog import get_model, get_models, get_providers, models_are_equal
+from tau.ai.catalog import (
+    UnknownModelError,
+    find_model,
+    get_model,
+    get_models,
+    get_providers,
+    models_are_equal,
+)
 from tau.ai.entry import (
     complete,
     complete_simple,
@@ -27,7 +34,11 @@ from tau.ai.entry import (
     stream_sync,
 )
 from tau.ai.env_keys import get_env_api_key, require_api_key, resolve_api_key
-from tau.ai.errors import ProviderError
+from tau.ai.errors import (
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+)
 from tau.ai.event_stream import AssistantMessageEventStream, EventStream, StreamEndedError
 from tau.ai.events import (
     AssistantMessageEvent,
@@ -43,6 +54,15 @@ from tau.ai.events import (
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
+)
+from tau.ai.fallback import (
+    DEFAULT_FALL_BACK_ON,
+    FailedAttempt,
+    FailureKind,
+    FallbackEventStream,
+    FallBackOn,
+    classify_failure,
+    fallback_stream_fn,
 )
 from tau.ai.observe import (
     CallObserver,
@@ -125,6 +145,7 @@ from tau.ai.utils.validation import (
 )
 
 __all__ = [
+    "DEFAULT_FALL_BACK_ON",
     "AbortController",
     "AbortSignal",
     "AbortedError",
@@ -146,6 +167,10 @@ __all__ = [
     "ErrorEvent",
     "EventDecoder",
     "EventStream",
+    "FailedAttempt",
+    "FailureKind",
+    "FallBackOn",
+    "FallbackEventStream",
     "ForeignThinking",
     "FrameDecoder",
     "GoogleOptions",
@@ -169,9 +194,11 @@ __all__ = [
     "OpenAIResponsesOptions",
     "OpenAIResponsesSimpleOptions",
     "PayloadHook",
+    "ProviderConnectionError",
     "ProviderError",
     "ProviderRequest",
     "ProviderStreamOptions",
+    "ProviderTimeoutError",
     "SerializationError",
     "SimpleStreamOptions",
     "StartCall",
@@ -201,12 +228,14 @@ __all__ = [
     "ToolResultMessage",
     "ToolValidationError",
     "UnknownApiError",
+    "UnknownModelError",
     "Usage",
     "UsageCost",
     "UserContent",
     "UserMessage",
     "apply_on_payload",
     "calculate_cost",
+    "classify_failure",
     "complete",
     "complete_simple",
     "complete_sync",
@@ -214,6 +243,8 @@ __all__ = [
     "dump_message",
     "dump_model",
     "dump_usage",
+    "fallback_stream_fn",
+    "find_model",
     "from_json",
     "get_api_provider",
     "get_api_providers",

@@ -16,7 +16,9 @@ from typing import Any
 from tau.ai.abort import AbortedError, AbortSignal
 from tau.ai.errors import ABORTED_MESSAGE as ABORTED_MESSAGE
 from tau.ai.errors import UNKNOWN_ERROR_MESSAGE as UNKNOWN_ERROR_MESSAGE
+from tau.ai.errors import ProviderConnectionError as ProviderConnectionError
 from tau.ai.errors import ProviderError as ProviderError
+from tau.ai.errors import ProviderTimeoutError as ProviderTimeoutError
 from tau.ai.errors import describe_error as describe_error
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.events import (
@@ -392,8 +394,13 @@ class MessageBuilder:
         self._price()
         self._push(DoneEvent(reason, msg))
 
-    def fail(self, error_message: str, *, aborted: bool = False) -> None:
-        """End with an ``error`` event, keeping the partial content and usage."""
+    def fail(
+        self, error_message: str, *, aborted: bool = False, cause: BaseException | None = None
+    ) -> None:
+        """End with an ``error`` event, keeping the partial content and usage.
+
+        ``cause`` is the exception behind the failure, if any (the event's ``cause``).
+        """
         if self.stream.done:
             return
         self.start()
@@ -407,7 +414,7 @@ class MessageBuilder:
         msg.stop_reason = reason
         msg.error_message = error_message
         self._price()
-        self._push(ErrorEvent(reason, msg))
+        self._push(ErrorEvent(reason, msg, cause))
 
     def _price(self) -> None:
         if self.cost_multiplier is not None:
@@ -462,9 +469,10 @@ def launch_stream(
             reason = signal.reason if signal is not None and signal.aborted else None
             builder.fail(reason or ABORTED_MESSAGE, aborted=True)
         except AbortedError as exc:
-            builder.fail(describe_error(exc), aborted=True)
+            builder.fail(describe_error(exc), aborted=True, cause=exc)
         except Exception as exc:
-            builder.fail(describe_error(exc), aborted=signal is not None and signal.aborted)
+            aborted = signal is not None and signal.aborted
+            builder.fail(describe_error(exc), aborted=aborted, cause=exc)
         finally:
             if remove_callback is not None:
                 remove_callback()

@@ -3,6 +3,9 @@
 ``stream``/``complete`` take the adapter's own options; ``stream_simple``/``complete_simple``
 take one ``reasoning`` level that each adapter maps to its provider. The ``*_sync`` variants
 serve scripts and notebooks: they run the call on a background event loop.
+
+Every entry point takes a :class:`~tau.ai.types.Context` or a plain ``str``, which is one user
+message (``complete_sync(model, "hi")``); anything else raises ``TypeError`` at the call.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from tau.ai.events import AssistantMessageEvent
 from tau.ai.observe import StartCall
 from tau.ai.options import SimpleStreamOptions
 from tau.ai.registry import resolve_api_provider
-from tau.ai.types import AssistantMessage, Context, Model
+from tau.ai.types import AssistantMessage, Context, Model, UserMessage
 
 if TYPE_CHECKING:
     from tau.ai.provider_options import ProviderStreamOptions
@@ -28,8 +31,19 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+def as_context(context: Context | str) -> Context:
+    """``context`` itself, or a one-user-message context for a ``str``; else ``TypeError``."""
+    if isinstance(context, Context):
+        return context
+    if isinstance(context, str):
+        return Context([UserMessage(context)])
+    raise TypeError(
+        f"context must be a Context or a str (one user message), got {type(context).__name__}"
+    )
+
+
 def stream(
-    model: Model, context: Context, **options: Unpack[ProviderStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[ProviderStreamOptions]
 ) -> AssistantMessageEventStream:
     """Stream one response with the adapter's own options.
 
@@ -40,7 +54,7 @@ def stream(
     """
     provider = resolve_api_provider(model.api)
     provider.check(options)
-    return _call(provider.stream, model, context, options)
+    return _call(provider.stream, model, as_context(context), options)
 
 
 def _call(
@@ -63,7 +77,7 @@ async def _final_message(s: AssistantMessageEventStream) -> AssistantMessage:
 
 
 async def complete(
-    model: Model, context: Context, **options: Unpack[ProviderStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[ProviderStreamOptions]
 ) -> AssistantMessage:
     """The final message of :func:`stream` (check ``stop_reason`` for errors).
 
@@ -73,7 +87,7 @@ async def complete(
 
 
 def stream_simple(
-    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
 ) -> AssistantMessageEventStream:
     """Stream one response with the unified ``reasoning`` level mapped per provider.
 
@@ -82,11 +96,11 @@ def stream_simple(
     """
     provider = resolve_api_provider(model.api)
     provider.check(options, simple=True)
-    return _call(provider.stream_simple, model, context, options)
+    return _call(provider.stream_simple, model, as_context(context), options)
 
 
 async def complete_simple(
-    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
 ) -> AssistantMessage:
     """The final message of :func:`stream_simple` (cancelling it cancels the call)."""
     return await _final_message(stream_simple(model, context, **options))
@@ -138,19 +152,26 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def complete_sync(
-    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
 ) -> AssistantMessage:
     """:func:`complete_simple` for synchronous code (works inside a running loop too)."""
-    return _run(complete_simple(model, context, **options))
+    return _run(complete_simple(model, as_context(context), **options))
 
 
 def stream_sync(
-    model: Model, context: Context, **options: Unpack[SimpleStreamOptions]
+    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
 ) -> Iterator[AssistantMessageEvent]:
     """Iterate :func:`stream_simple`'s events from synchronous code.
 
     Leaving the loop early (``break``, an exception) aborts the call and closes its connection.
     """
+    # Checked here, not in the generator, so that a wrong context fails at the call.
+    return _sync_events(model, as_context(context), options)
+
+
+def _sync_events(
+    model: Model, context: Context, options: SimpleStreamOptions
+) -> Iterator[AssistantMessageEvent]:
     events: queue.SimpleQueue[AssistantMessageEvent | Exception | None] = queue.SimpleQueue()
 
     async def pump() -> None:

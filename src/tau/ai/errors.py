@@ -13,8 +13,10 @@ from collections.abc import Mapping
 __all__ = [
     "ABORTED_MESSAGE",
     "UNKNOWN_ERROR_MESSAGE",
+    "ProviderConnectionError",
     "ProviderError",
     "ProviderHTTPError",
+    "ProviderTimeoutError",
     "describe_error",
     "excerpt",
     "one_line",
@@ -29,7 +31,23 @@ MESSAGE_LIMIT = 500
 
 
 class ProviderError(Exception):
-    """A failure an adapter reports; its text becomes the message's ``error_message``."""
+    """A failure an adapter reports; its text becomes the message's ``error_message``.
+
+    ``status`` is the HTTP status the provider gave for the failure, on the response or inside
+    an error event of a streamed one (None when it gave none).
+    """
+
+    def __init__(self, *args: object, status: int | None = None) -> None:
+        super().__init__(*args)
+        self.status = status
+
+
+class ProviderConnectionError(ProviderError):
+    """The request got no answer: no connection, or the connection broke."""
+
+
+class ProviderTimeoutError(ProviderError):
+    """Nothing arrived in time: the first byte, or the next chunk (the ``timeout`` option)."""
 
 
 class ProviderHTTPError(ProviderError):
@@ -39,6 +57,8 @@ class ProviderHTTPError(ProviderError):
     headers, for adapters that explain a status better than the generic text does.
     """
 
+    status: int
+
     def __init__(
         self,
         message: str,
@@ -46,8 +66,7 @@ class ProviderHTTPError(ProviderError):
         body: str = "",
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        super().__init__(message)
-        self.status = status
+        super().__init__(message, status=status)
         self.body = body
         self.headers: Mapping[str, str] = headers if headers is not None else {}
 

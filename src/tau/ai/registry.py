@@ -145,7 +145,12 @@ def resolve_api_provider(api: str) -> ApiProvider:
 
 
 def _missing_dependency(api: str, extra: str | None, exc: ImportError) -> ApiProvider:
-    hint = f"pip install 'tau[{extra}]'" if extra else "reinstall tau"
+    if extra == "local":
+        from tau.ai.local_models import INSTALL_HINT
+
+        hint = INSTALL_HINT  # the plain extra may build a llama-cpp-python that crashes
+    else:
+        hint = f"pip install 'tau[{extra}]'" if extra else "reinstall tau"
     message = f"The {api!r} API needs a package that is not installed ({exc}): {hint}"
 
     def fail(

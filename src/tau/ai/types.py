@@ -329,6 +329,7 @@ class ToolResultMessage:
 
 
 Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+_MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolResultMessage)
 
 
 # --------------------------------------------------------------------------- tools, context
@@ -383,11 +384,35 @@ class Tool:
 
 @dataclass(slots=True)
 class Context:
-    """Everything one call sends: system prompt, message history, tool schemas."""
+    """Everything one call sends: system prompt, message history, tool schemas.
+
+    A plain ``str`` among the messages (or as ``messages`` itself) is one user message, as it
+    is for the entry points' ``context``; anything else that is not a message raises
+    ``TypeError`` here, not as a blank answer later.
+    """
 
     messages: list[Message] = field(default_factory=list)
     system_prompt: str | None = None
     tools: list[Tool] | None = None
+
+    def __post_init__(self) -> None:
+        messages: Any = self.messages
+        if isinstance(messages, str):
+            self.messages = [UserMessage(messages)]
+            return
+        has_text = False
+        for index, message in enumerate(messages):
+            if isinstance(message, _MESSAGE_TYPES):
+                continue
+            if not isinstance(message, str):
+                raise TypeError(
+                    f"Context.messages[{index}] is a {type(message).__name__}: expected a "
+                    "UserMessage, AssistantMessage or ToolResultMessage (or a str for a user "
+                    "message)"
+                )
+            has_text = True
+        if has_text:
+            self.messages = [UserMessage(m) if isinstance(m, str) else m for m in messages]
 
 
 # --------------------------------------------------------------------------- models

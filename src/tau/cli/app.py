@@ -6,17 +6,19 @@ are shown and where input comes from.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tau.agent.agent import Agent
+from tau.agent.agent import Agent, RunResult
 from tau.agent.events import AgentEvent
 from tau.agent.types import AgentThinkingLevel, BeforeToolCallContext, BeforeToolCallResult
+from tau.agent.usage import UsageLimits
 from tau.ai.abort import AbortSignal
 from tau.ai.local_models import LOCAL_PROVIDER
-from tau.ai.types import AssistantMessage, Model
+from tau.ai.types import Model
 from tau.cli.config import save_config
 from tau.cli.mcp import MCPTools, load_servers
 from tau.cli.models import model_spec
@@ -41,6 +43,8 @@ class Settings:
     yes: bool = False
     extra_options: dict[str, Any] = field(default_factory=dict)
     mcp_file: Path | None = None
+    usage_limits: UsageLimits | None = None
+    fallback_models: Sequence[Model] = ()
 
 
 def describe_call(name: str, args: Any) -> str:
@@ -77,6 +81,8 @@ class App:
             session_id=self.session.id if self.session else None,
             stream_options=settings.extra_options,
             tool_sources=[self.mcp] if self.mcp else (),
+            usage_limits=settings.usage_limits,
+            fallback_models=settings.fallback_models,
         )
         if self.session is not None:
             # Resumed messages now live in the agent; the session records new ones from here.
@@ -100,23 +106,45 @@ class App:
                 reason=f"The user has not allowed {name} to run (tau needs --yes without a terminal).",
             )
         subject = self.mcp.describe_call(name, context.args) or describe_call(name, context.args)
-        if await self.confirm(f"Allow {subject}?"):
+        allowed = await _unless_aborted(self.confirm(f"Allow {subject}?"), signal)
+        if allowed:
             return None
+        if allowed is None:
+            return BeforeToolCallResult(block=True, reason=f"The user aborted before {name} ran.")
         return BeforeToolCallResult(block=True, reason=f"The user declined to run {name}.")
 
-    async def run(self, text: str) -> AssistantMessage | None:
-        """One prompt, until the agent is idle; the last assistant message (None if none)."""
-        await self.agent.prompt(text)
+    async def run(self, text: str) -> RunResult:
+        """One prompt, until the agent is idle."""
+        result = await self.agent.prompt(text)
         save_config({"model": model_spec(self.settings.model)})
-        return self.last_assistant()
+        return result
 
     async def aclose(self) -> None:
         """Stop what the session started (MCP servers)."""
         await self.mcp.aclose()
 
-    def last_assistant(self) -> AssistantMessage | None:
-        """The most recent assistant message of the transcript."""
-        for message in reversed(self.agent.state.messages):
-            if isinstance(message, AssistantMessage):
-                return message
-        return None
+
+async def _unless_aborted(question: Awaitable[bool], signal: AbortSignal) -> bool | None:
+    """The answer to ``question``, or None as soon as ``signal`` fires (the question is then
+    cancelled: Ctrl-C at a prompt must not wait for Enter)."""
+    loop = asyncio.get_running_loop()
+    asking = asyncio.ensure_future(question)
+    aborted: asyncio.Future[None] = loop.create_future()
+
+    def on_abort() -> None:
+        if not aborted.done():
+            aborted.set_result(None)
+
+    def on_abort_threadsafe() -> None:
+        loop.call_soon_threadsafe(on_abort)
+
+    remove = signal.add_callback(on_abort_threadsafe)
+    try:
+        await asyncio.wait((asking, aborted), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        remove()
+        aborted.cancel()
+        if not asking.done():
+            asking.cancel()
+            await asyncio.gather(asking, return_exceptions=True)
+    return None if asking.cancelled() else asking.result()

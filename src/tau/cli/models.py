@@ -12,11 +12,12 @@ import difflib
 import importlib.util
 from pathlib import Path
 
-from tau.ai.catalog import get_model, get_models, get_providers
+from tau.ai.catalog import UnknownModelError, find_model, get_model, get_models, get_providers
 from tau.ai.env_keys import get_env_api_key
 from tau.ai.local_models import INSTALL_HINT, LOCAL_PROVIDER, default_local_model, local_model
 from tau.ai.types import Model
 from tau.cli.config import load_config
+from tau.cli.errors import UsageError
 
 # Providers tried, in this order, when the environment has their key; then the rest of the catalog.
 _PREFERRED: dict[str, str] = {
@@ -33,7 +34,7 @@ _KEYLESS = frozenset({LOCAL_PROVIDER, "faux"})
 
 
 class ModelChoiceError(ValueError):
-    """No model could be chosen, or the one named does not exist."""
+    """No model could be chosen: none is usable here (no key, no local extra)."""
 
 
 def suggest(word: str, options: list[str]) -> str:
@@ -43,31 +44,29 @@ def suggest(word: str, options: list[str]) -> str:
 
 
 def parse_model(spec: str) -> Model:
-    """The model named ``provider/id``; unknown names get close matches in the error."""
+    """The model named ``provider/id``; an unknown name is a :class:`UsageError` with close
+    matches (and so is a faux script that cannot be played)."""
     provider, sep, model_id = spec.partition("/")
     if not sep or not provider or not model_id:
-        raise ModelChoiceError(f"--model needs provider/id, got {spec!r} (see `tau models`)")
+        raise UsageError(f"--model needs provider/id, got {spec!r} (see `tau models`)")
     if provider == LOCAL_PROVIDER:
-        if get_model(provider, model_id) is None and not Path(model_id).expanduser().is_file():
-            raise ModelChoiceError(
+        if find_model(provider, model_id) is None and not Path(model_id).expanduser().is_file():
+            raise UsageError(
                 f"unknown local model {model_id!r}: give the path of a .gguf file, "
                 "or use local/smollm2-135m-instruct"
             )
         return local_model(model_id)
-    if provider == "faux" and get_model(provider, model_id) is None:
-        from tau.cli.faux_script import scripted_model
+    if provider == "faux" and find_model(provider, model_id) is None:
+        from tau.cli.faux_script import FauxScriptError, scripted_model
 
-        return scripted_model(Path(model_id))
-    providers = get_providers()
-    if provider not in providers:
-        raise ModelChoiceError(f"unknown provider {provider!r}{suggest(provider, providers)}")
-    model = get_model(provider, model_id)
-    if model is None:
-        ids = [m.id for m in get_models(provider)]
-        raise ModelChoiceError(
-            f"unknown model {model_id!r} for provider {provider!r}{suggest(model_id, ids)}"
-        )
-    return model
+        try:
+            return scripted_model(Path(model_id))
+        except FauxScriptError as exc:
+            raise UsageError(str(exc)) from None
+    try:
+        return get_model(provider, model_id)
+    except UnknownModelError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def model_spec(model: Model) -> str:
@@ -93,7 +92,7 @@ def local_available() -> bool:
 
 def _first_model(provider: str) -> Model | None:
     preferred = _PREFERRED.get(provider)
-    model = get_model(provider, preferred) if preferred else None
+    model = find_model(provider, preferred) if preferred else None
     if model is not None:
         return model
     models = get_models(provider)
@@ -108,7 +107,7 @@ def choose_model(spec: str | None) -> Model:
     if isinstance(configured, str) and configured:
         try:
             model = parse_model(configured)
-        except ModelChoiceError:
+        except UsageError:
             model = None  # a stale setting must not stop tau from starting with another default
         if model is not None and _usable(model):
             return model
@@ -139,3 +138,22 @@ def check_credentials(model: Model) -> None:
             f"no API key for provider {model.provider!r} in the environment "
             f"(`tau models {model.provider}` shows what is found)"
         )
+
+
+def list_models(provider: str | None) -> int:
+    """``tau models [provider]``: the catalog, with the providers whose key is set."""
+    providers = get_providers()
+    if provider is not None and provider not in providers:
+        raise UsageError(f"unknown provider {provider!r}{suggest(provider, providers)}")
+    keyed = providers_with_keys()
+    print(f"providers with an API key in the environment: {', '.join(keyed) or 'none'}")
+    print(
+        "embedded local model: "
+        + ("installed" if local_available() else f"not installed ({INSTALL_HINT})")
+    )
+    for name in [provider] if provider else providers:
+        key = "\tkey" if name in keyed else ""
+        for model in get_models(name):
+            price = f"${model.cost.input:g}/${model.cost.output:g} per Mtok"
+            print(f"{name}/{model.id}\t{model.name}\t{model.context_window} ctx\t{price}{key}")
+    return 0

@@ -1,7 +1,9 @@
 """Showing a run on a terminal: the answer streamed to stdout, tool activity on stderr.
 
 Thinking is shown dimmed only when stdout is a terminal; piped stdout carries the answer text
-and nothing else. Usage of each run is kept for ``/usage``.
+and nothing else. A fallback model taking over is a notice on stderr; an answer cut at the
+token limit gets ``[stopped: max tokens]``. Usage of each run (the agent's totals: failed
+attempts and aborted runs included, as they spent tokens too) is kept for ``/usage``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from tau.agent.events import AgentEvent
+from tau.agent.events import AgentEndEvent, AgentEvent, FallbackEvent
+from tau.agent.usage import RunUsage
 from tau.ai.types import AssistantMessage, TextContent
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -30,37 +33,37 @@ def _one_line(text: str, limit: int = _TOOL_PREVIEW) -> str:
 
 @dataclass
 class RunStats:
-    """Tokens, cost and time of one run (or a sum of runs)."""
+    """Usage and time of one run (or a sum of runs)."""
 
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    cost: float = 0.0
+    usage: RunUsage = field(default_factory=RunUsage)
     seconds: float = 0.0
-    turns: int = 0
-
-    def add(self, message: AssistantMessage) -> None:
-        usage = message.usage
-        self.input += usage.input
-        self.output += usage.output
-        self.cache_read += usage.cache_read
-        self.cache_write += usage.cache_write
-        self.cost += usage.cost.total
-        self.turns += 1
 
     def merge(self, other: RunStats) -> None:
-        for name in ("input", "output", "cache_read", "cache_write", "cost", "seconds", "turns"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.usage += other.usage
+        self.seconds += other.seconds
 
     def describe(self) -> str:
+        usage = self.usage
         cache = ""
-        if self.cache_read or self.cache_write:
-            cache = f", cache read {self.cache_read}, cache write {self.cache_write}"
+        if usage.cache_read_tokens or usage.cache_write_tokens:
+            cache = (
+                f", cache read {usage.cache_read_tokens}, cache write {usage.cache_write_tokens}"
+            )
         return (
-            f"{self.input} input + {self.output} output tokens{cache}, "
-            f"${self.cost:.4f}, {self.seconds:.1f}s, {self.turns} turn(s)"
+            f"{usage.input_tokens} input + {usage.output_tokens} output tokens{cache}, "
+            f"${usage.cost:.4f}, {self.seconds:.1f}s, {usage.turns} turn(s), "
+            f"{usage.requests} request(s), {usage.tool_calls} tool call(s)"
         )
+
+
+def describe_fallback(event: FallbackEvent) -> str:
+    """The notice for a fallback model taking over."""
+    attempt = event.attempt
+    failed = f"{attempt.model.provider}/{attempt.model.id}"
+    following = attempt.next_model
+    then = f"falling back to {following.provider}/{following.id}" if following else "giving up"
+    discarded = "; its partial answer is discarded" if attempt.discarded else ""
+    return f"[{failed} failed: {_one_line(attempt.error_message)}; {then}{discarded}]"
 
 
 class Spinner:
@@ -162,7 +165,8 @@ class Renderer:
             message = event.message  # type: ignore[union-attr]
             if isinstance(message, AssistantMessage):
                 self._end_line()
-                self.last.add(message)
+                if message.stop_reason == "length":
+                    self._notice("[stopped: max tokens]")
         elif kind == "tool_execution_start":
             args = json.dumps(event.args, ensure_ascii=False)  # type: ignore[union-attr]
             self._notice(f"→ {event.tool_name}({_one_line(args)})")  # type: ignore[union-attr]
@@ -171,8 +175,10 @@ class Renderer:
             text = "".join(b.text for b in result.content if isinstance(b, TextContent))
             mark = "✗" if event.is_error else "←"  # type: ignore[union-attr]
             self._notice(f"{mark} {_one_line(text) or '(no output)'}")
-        elif kind == "agent_end":
+        elif isinstance(event, FallbackEvent):
+            self._notice(describe_fallback(event))
+        elif isinstance(event, AgentEndEvent):
             self._output_starts()
             self._end_line()
-            self.last.seconds = time.monotonic() - self._started_at
+            self.last = RunStats(event.usage.copy(), time.monotonic() - self._started_at)
             self.total.merge(self.last)

@@ -52,7 +52,7 @@ from tau.ai import (
     AssistantMessageEventStream,
     Model,
     SerializationError,
-    get_model,
+    find_model,
     load_context,
     load_model,
     stream_simple,
@@ -215,7 +215,7 @@ def _resolve_models(specs: Sequence[str], models_file: str | None) -> list[Model
         provider, sep, model_id = spec.partition("/")
         if not sep or not provider or not model_id:
             raise ValueError(f"--model {spec!r}: use provider/model-id")
-        model = get_model(provider, model_id)
+        model = find_model(provider, model_id)
         if model is None:
             raise ValueError(f"--model {spec!r}: not in the model catalog (use --models-file)")
         models.append(model)

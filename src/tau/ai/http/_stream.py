@@ -18,7 +18,14 @@ from urllib.parse import urlsplit
 import httpx2
 
 from tau.ai.abort import AbortedError
-from tau.ai.errors import ABORTED_MESSAGE, ProviderError, ProviderHTTPError, describe_error
+from tau.ai.errors import (
+    ABORTED_MESSAGE,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderTimeoutError,
+    describe_error,
+)
 from tau.ai.http import _retry
 from tau.ai.http._errors import error_message_from_body, read_limited
 from tau.ai.http._pool import get_client
@@ -73,7 +80,7 @@ class HTTPStream:
                     watchdog.last = clock()
                 yield chunk
         except httpx2.TransportError as exc:
-            raise ProviderError(
+            raise ProviderConnectionError(
                 f"Connection to {self.host} lost while streaming: {describe_error(exc)}"
             ) from exc
 
@@ -189,11 +196,11 @@ class open_stream:
             return  # also cancelled from outside (abort): that wins
         _, first_byte, idle = self._timeouts
         if watchdog.expired == "idle":
-            raise ProviderError(
+            raise ProviderTimeoutError(
                 f"No data from {self._host} for {idle:g} s: the stream stalled "
                 "(idle timeout; raise the `timeout` option to wait longer)"
             )
-        raise ProviderError(
+        raise ProviderTimeoutError(
             f"No response from {self._host} within {first_byte:g} s "
             "(first-byte timeout; raise the `timeout` option to wait longer)"
         )
@@ -226,7 +233,7 @@ class open_stream:
             try:
                 response = await client.send(request, stream=True)
             except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
-                failure: ProviderError = ProviderError(
+                failure: ProviderError = ProviderConnectionError(
                     f"Could not connect to {self._host}: {describe_error(exc)}"
                     + (
                         f" (connect timeout {connect:g} s)"
@@ -237,12 +244,12 @@ class open_stream:
                 server_delay = None
             except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
                 # Typically a pooled keep-alive connection the server had closed.
-                failure = ProviderError(
+                failure = ProviderConnectionError(
                     f"Connection to {self._host} failed before a response: {describe_error(exc)}"
                 )
                 server_delay = None
             except httpx2.TransportError as exc:
-                raise ProviderError(
+                raise ProviderConnectionError(
                     f"Request to {self._host} failed: {describe_error(exc)}"
                 ) from exc
             else:
@@ -267,9 +274,11 @@ class open_stream:
             if attempt >= max_retries:
                 raise failure
             if server_delay is not None and cap > 0 and server_delay > cap:
+                # Only a status answer names a delay, and the status stays known.
                 raise ProviderError(
                     f"{failure} (the server asked to retry after {server_delay:g} s, longer "
-                    f"than max_retry_delay_ms={cap * 1000:g}; not retrying)"
+                    f"than max_retry_delay_ms={cap * 1000:g}; not retrying)",
+                    status=failure.status,
                 )
             delay = server_delay if server_delay is not None else _retry.backoff(attempt)
             if report is not None:

@@ -93,14 +93,16 @@ class FauxResponse:
 
     ``chunk_size`` characters go in each delta (0: each block in one delta); ``delay`` seconds
     pass before each delta and ``first_delay`` before the first byte. ``error`` ends the
-    response with that error after streaming ``content``. ``usage`` defaults to a count of
-    about four characters per token, with cost from the model's prices.
+    response with that error after streaming ``content``, as the HTTP status ``error_status``
+    if one is given (529: an overloaded provider). ``usage`` defaults to a count of about four
+    characters per token, with cost from the model's prices.
     """
 
     content: Sequence[AssistantContent | str] = ()
     stop_reason: StopReason | None = None
     usage: Usage | None = None
     error: str | None = None
+    error_status: int | None = None
     chunk_size: int = 4
     delay: float = 0.0
     first_delay: float = 0.0
@@ -240,7 +242,19 @@ def stream(model: Model, context: Context, options: FauxOptions) -> AssistantMes
         if response.first_delay:
             await asyncio.sleep(response.first_delay)
         out.start()
+        # Usage grows as the response streams, as a real provider's does: a response aborted
+        # half-way still reports the prompt and what it produced so far.
+        spent = Usage(input=_count_tokens(_context_chars(context)))
         output_chars = 0
+
+        def produced(chars: int) -> None:
+            nonlocal output_chars
+            output_chars += chars
+            spent.output = _count_tokens(output_chars)
+            spent.total_tokens = spent.input + spent.output
+
+        produced(0)
+        out.message.usage = spent
 
         async def pause() -> None:
             # Even with no delay, yield so a consumer sees events as they are made.
@@ -255,14 +269,14 @@ def stream(model: Model, context: Context, options: FauxOptions) -> AssistantMes
                 for piece in _chunks(block.text, response.chunk_size):
                     await pause()
                     out.text(key, piece)
-                output_chars += len(block.text)
+                    produced(len(piece))
             elif isinstance(block, ThinkingContent):
                 signature = block.thinking_signature
                 out.thinking(key, "", signature=signature, redacted=bool(block.redacted))
                 for piece in _chunks(block.thinking, response.chunk_size):
                     await pause()
                     out.thinking(key, piece)
-                output_chars += len(block.thinking)
+                    produced(len(piece))
             else:
                 out.tool_call(
                     key, id=block.id, name=block.name, thought_signature=block.thought_signature
@@ -271,20 +285,15 @@ def stream(model: Model, context: Context, options: FauxOptions) -> AssistantMes
                 for piece in _chunks(raw, response.chunk_size):
                     await pause()
                     out.tool_call(key, args_delta=piece)
-                output_chars += len(raw)
+                    produced(len(piece))
                 out.close(key, block.arguments)
                 continue
             out.close(key)
 
-        usage = response.usage
-        if usage is None:
-            usage = Usage(
-                input=_count_tokens(_context_chars(context)), output=_count_tokens(output_chars)
-            )
-            usage.total_tokens = usage.input + usage.output
-        out.message.usage = usage
+        if response.usage is not None:
+            out.message.usage = response.usage
         if response.error is not None:
-            raise ProviderError(response.error)
+            raise ProviderError(response.error, status=response.error_status)
         has_calls = any(isinstance(b, ToolCall) for b in out.message.content)
         out.message.stop_reason = response.stop_reason or ("toolUse" if has_calls else "stop")
 

@@ -88,7 +88,7 @@ class AnthropicDecoder:
                 self._finished = True
                 return False
             elif kind == "error":
-                raise ProviderError(_stream_error(payload))
+                raise ProviderError(_stream_error(payload), status=_stream_error_status(payload))
             # "ping" and event types added later are ignored
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise ProviderError(
@@ -225,6 +225,26 @@ def _set_stop_reason(message: AssistantMessage, stop: str) -> None:
     message.stop_reason = mapped
     if mapped == "error":
         message.error_message = f"The model stopped with stop_reason {stop!r}"
+
+
+# The HTTP status Anthropic documents for each error type: an error event inside a 200 stream
+# (an overload after the response started) fails the same way the status would have.
+_ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+def _stream_error_status(data: dict[str, Any]) -> int | None:
+    error = data.get("error")
+    kind = error.get("type") if isinstance(error, dict) else None
+    return _ERROR_TYPE_STATUS.get(kind) if isinstance(kind, str) else None
 
 
 def _stream_error(data: dict[str, Any]) -> str:

@@ -15,13 +15,24 @@ it itself, grammar-constrained at every step, because that chat format cannot st
 3. for a call, its arguments constrained by the tool's JSON schema and streamed as tool-call
    deltas, then a constrained choice of another call or the end of the turn.
 
+A message is generated after ``message:`` and a line break, as the format says, and its first
+token may not open a placeholder or an object (``<``, ``{``). The reason: a small model copies.
+Given a prefix that occurs in its context, it continues with whatever followed that prefix
+there. After ``message:\n`` the system prompt's format example goes on with ``<message>``;
+forcing the generation past that placeholder (``message:\n<message>\n``, as tau once did)
+only moved the copy one line on, and the answer became the system prompt's next line, "To call
+functions, begin each call with…". After a call, ``{`` starts a copy of its arguments. Banning
+those first tokens (a one-token grammar) breaks the copy at its start; the rest of the text is
+free.
+
 Small models tend to repeat a call whose result they already have instead of answering. A call
 identical (same name and arguments) to one already made since the last user message is
 therefore not made again: the turn becomes a message instead. Only a call to a tool already
 used in that span is held back until its arguments are complete; others stream.
 
 Usage is counted in the model's own tokens: ``input`` is the prompt, ``output`` every token the
-model sampled (the constrained choices included). Generation uses llama-cpp-python's default
+model sampled (the constrained choices included), also when the generation is aborted: tokens
+already read and sampled were spent. Generation uses llama-cpp-python's default
 thread count (half the CPUs).
 
 * :mod:`.options`: :class:`~.options.LlamaCppOptions`;

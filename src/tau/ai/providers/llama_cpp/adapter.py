@@ -19,6 +19,7 @@ from tau.ai.providers.llama_cpp.generate import (
     FINISH,
     TEXT,
     TEXT_START,
+    Counts,
     Stopped,
     Turn,
     load,
@@ -61,11 +62,7 @@ class LlamaCppDecoder:
         elif kind == CALL_END:
             builder.close(self._key)
         elif kind == FINISH:
-            reason, input_tokens, output_tokens = value
-            usage = Usage(input=input_tokens, output=output_tokens)
-            usage.total_tokens = input_tokens + output_tokens
-            builder.message.usage = usage
-            builder.message.stop_reason = reason
+            builder.message.stop_reason = value
             return False
         else:
             raise ProviderError(value)
@@ -83,6 +80,7 @@ def stream(model: Model, context: Context, options: LlamaCppOptions) -> Assistan
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
         stop = threading.Event()
+        counts = Counts()
 
         def post(kind: int, value: Any) -> None:
             if stop.is_set():
@@ -100,7 +98,7 @@ def stream(model: Model, context: Context, options: LlamaCppOptions) -> Assistan
                 with contextlib.suppress(Stopped):
                     post(FAIL, str(exc))
                 return
-            Turn(loaded, request, stop, post).run()
+            Turn(loaded, request, stop, post, counts).run()
 
         builder.start()
         threading.Thread(target=work, name="tau-llama-cpp", daemon=True).start()
@@ -111,6 +109,10 @@ def stream(model: Model, context: Context, options: LlamaCppOptions) -> Assistan
             decoder.finish()
         finally:
             stop.set()
+            # However the turn ended: tokens already read and sampled were spent.
+            usage = Usage(input=counts.input, output=counts.output)
+            usage.total_tokens = counts.input + counts.output
+            builder.message.usage = usage
 
     return launch_stream(model, options, run)
 

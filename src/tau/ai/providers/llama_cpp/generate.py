@@ -25,10 +25,11 @@ from tau.ai.providers.llama_cpp.request import (
     LocalRequest,
     arguments_grammar,
     choice_grammar,
+    opening_grammar,
 )
 from tau.ai.types import StopReason
 
-__all__ = ["Loaded", "Post", "Stopped", "Turn", "load"]
+__all__ = ["Counts", "Loaded", "Post", "Stopped", "Turn", "load"]
 
 
 class Loaded:
@@ -79,11 +80,27 @@ TEXT_START, TEXT, CALL_START, CALL_DELTA, CALL_END, FINISH, FAIL = range(7)
 Post = Callable[[int, Any], None]
 
 
+class Counts:
+    """Tokens read and sampled so far; the stream reports them however it ends (an aborted
+    generation used them too)."""
+
+    __slots__ = ("input", "output")
+
+    def __init__(self) -> None:
+        self.input = 0
+        self.output = 0
+
+
 class Turn:
     """One response, generated in a worker thread."""
 
     def __init__(
-        self, loaded: Loaded, request: LocalRequest, stop: threading.Event, post: Post
+        self,
+        loaded: Loaded,
+        request: LocalRequest,
+        stop: threading.Event,
+        post: Post,
+        counts: Counts,
     ) -> None:
         self.loaded = loaded
         self.llama = loaded.llama
@@ -92,8 +109,7 @@ class Turn:
         self.settings = request.settings
         self.stop = stop
         self.post = post
-        self.input_tokens = 0
-        self.output_tokens = 0
+        self.counts = counts
         self.budget = request.settings.max_tokens
         self.used_names = {call.name for call in request.previous_calls}
         self.made_calls = {
@@ -109,7 +125,7 @@ class Turn:
                 reason = self._respond()
             finally:
                 self.loaded.generate_lock.release()
-            self.post(FINISH, (reason, self.input_tokens, self.output_tokens))
+            self.post(FINISH, reason)
         except Stopped:
             return
         except Exception as exc:
@@ -132,12 +148,17 @@ class Turn:
         grammar: LlamaGrammar | None,
         temperature: float,
         on_piece: Callable[[str], None] | None,
+        most: int | None = None,
     ) -> tuple[str, bool]:
-        """Sample until an end token or the budget; returns (text, whether it ended)."""
+        """Sample until an end token, the budget or ``most`` tokens; returns (text, whether it
+        ended)."""
         tokens = self._tokens(prompt)
-        if not self.input_tokens:
-            self.input_tokens = len(tokens)
+        counts = self.counts
+        if not counts.input:
+            counts.input = len(tokens)
         limit = min(self.budget, self.llama.n_ctx() - len(tokens))
+        if most is not None:
+            limit = min(limit, most)
         if limit <= 0:
             return "", False
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -159,6 +180,7 @@ class Turn:
             if stop.is_set():
                 raise Stopped
             count += 1
+            counts.output += 1
             if token in end_tokens:
                 ended = True
                 break
@@ -169,14 +191,24 @@ class Turn:
                     on_piece(piece)
             if count >= limit:
                 break
-        self.output_tokens += count
         self.budget -= count
         return "".join(pieces), ended
 
-    def _message(self, prompt: str) -> StopReason:
+    def _message(self, prompt: str, *, opening: LlamaGrammar | None = None) -> StopReason:
+        """Generate text; ``opening`` constrains its first token (see the package docstring)."""
         post = self.post
         post(TEXT_START, None)
-        leading = True
+        temperature = self.settings.temperature
+        if opening is not None:
+            first, ended = self._generate(
+                prompt, grammar=opening, temperature=temperature, on_piece=None, most=1
+            )
+            if first:
+                post(TEXT, first)
+            if ended or self.budget <= 0:
+                return "stop" if ended else "length"
+            prompt += first
+        leading = opening is None
 
         def on_piece(piece: str) -> None:
             nonlocal leading
@@ -186,9 +218,7 @@ class Turn:
             if piece:
                 post(TEXT, piece)
 
-        _, ended = self._generate(
-            prompt, grammar=None, temperature=self.settings.temperature, on_piece=on_piece
-        )
+        _, ended = self._generate(prompt, grammar=None, temperature=temperature, on_piece=on_piece)
         return "stop" if ended else "length"
 
     def _respond(self) -> StopReason:
@@ -240,7 +270,7 @@ class Turn:
             return "toolUse"
         if not chosen:
             return "length"
-        return self._message(self.prompt + MESSAGE_PREFIX)
+        return self._message(self.prompt + MESSAGE_PREFIX, opening=opening_grammar())
 
 
 def _call_id() -> str:

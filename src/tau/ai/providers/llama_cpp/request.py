@@ -14,15 +14,18 @@ from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMess
 from tau.ai.local_models import gguf_path
 from tau.ai.providers.llama_cpp.options import LlamaCppOptions
 from tau.ai.types import ImageContent, TextContent, Tool, ToolCall
+from tau.ai.utils.sanitize import sanitize_surrogates
 
 __all__ = ["LocalRequest", "Settings", "build_request", "render_prompt"]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 DEFAULT_TEMPERATURE = 0.0  # greedy: small models wander when sampled, and runs repeat
 MAX_CALLS_PER_TURN = 8
-# A message starts with the header and the placeholder line of the format the system prompt
-# shows; generating from after the placeholder is what keeps a small model from copying it.
-MESSAGE_PREFIX = "message:\n<message>\n"
+# A message starts with the header of the format the system prompt shows (see the package
+# docstring for why its first token is constrained).
+MESSAGE_PREFIX = "message:\n"
+# One token that starts with neither whitespace nor the opener of a placeholder or an object.
+_OPENING_GBNF = "root ::= [^<{\\x00-\\x20] [^\\x00-\\x20]*\n"
 
 
 @dataclass(slots=True)
@@ -149,7 +152,8 @@ def render_prompt(context: Context) -> str:
                 )
             )
     parts.append("<|im_start|>assistant\n")
-    return "".join(parts)
+    # Lone surrogates (undecodable bytes of a terminal) cannot be encoded for the tokenizer.
+    return sanitize_surrogates("".join(parts))
 
 
 def _literal(text: str) -> str:
@@ -162,6 +166,12 @@ def choice_grammar(tools: Sequence[Tool], *, first: bool) -> LlamaGrammar:
     # The first choice must pick one; after a call, the empty match lets the turn end.
     root = f'root ::= "message:" | {calls}\n' if first else f"root ::= ({calls})?\n"
     return LlamaGrammar.from_string(root, verbose=False)
+
+
+def opening_grammar() -> LlamaGrammar:
+    """The first token of a message: no whitespace, no ``<`` or ``{`` (a small model's copy of
+    its prompt starts there)."""
+    return LlamaGrammar.from_string(_OPENING_GBNF, verbose=False)
 
 
 def arguments_grammar(tool: Tool) -> LlamaGrammar:

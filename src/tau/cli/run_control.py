@@ -1,0 +1,114 @@
+"""Run control in the ``tau`` command: ``--max-turns``, ``--max-cost`` and fallback models.
+
+``--fallback provider/id`` (repeatable) names the models tried, in order, when the model fails
+before it has answered (unreachable, timed out, rate-limited or overloaded, after tau's own
+retries). Without the flag, the ``"fallback"`` list of ``$TAU_HOME/config.json`` is used::
+
+    {"model": "anthropic/claude-sonnet-4-5", "fallback": ["openai/gpt-5-mini"]}
+
+A model named by a flag must exist and have its key (or tau stops, as for ``--model``); one
+from the config file that cannot be used is skipped with a warning, so a stale setting never
+stops tau from starting. The limits apply to each run (each prompt): when one is reached the
+run ends with ``Usage limit reached: …`` and exit status 1.
+
+Only the standard library is imported here at module level: ``tau --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from tau.cli.argtypes import positive_int, positive_number
+
+if TYPE_CHECKING:
+    from tau.agent import UsageLimits
+    from tau.ai import Model
+
+__all__ = ["add_arguments", "fallback_models", "usage_limits"]
+
+Warn = Callable[[str], None]
+
+
+def _dollars(text: str) -> float:
+    return positive_number(text.removeprefix("$"), "an amount of US dollars")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--max-turns``, ``--max-cost`` and ``--fallback`` to the command's parser."""
+    parser.add_argument(
+        "--max-turns",
+        type=positive_int,
+        metavar="N",
+        help="stop a run after N model responses (its last tool calls still run)",
+    )
+    parser.add_argument(
+        "--max-cost",
+        type=_dollars,
+        metavar="USD",
+        help="stop a run once it has cost this much, at the catalog's prices",
+    )
+    parser.add_argument(
+        "--fallback",
+        action="append",
+        default=None,
+        metavar="PROVIDER/ID",
+        help="a model to try when the model fails before answering (repeatable, in order; "
+        'default: the config\'s "fallback" list)',
+    )
+
+
+def usage_limits(args: argparse.Namespace) -> UsageLimits | None:
+    """The limits the flags ask for, or None."""
+    if args.max_turns is None and args.max_cost is None:
+        return None
+    from tau.agent import UsageLimits
+
+    return UsageLimits(max_turns=args.max_turns, max_cost=args.max_cost)
+
+
+def _warn_to_stderr(line: str) -> None:
+    print(f"tau: warning: {line}", file=sys.stderr, flush=True)
+
+
+def fallback_models(
+    args: argparse.Namespace, primary: Model, warn: Warn = _warn_to_stderr
+) -> list[Model]:
+    """The fallback models: the ``--fallback`` flags, else the config file's list.
+
+    A model equal to ``primary`` is left out: trying it again is what retries already do.
+    """
+    from tau.ai import models_are_equal
+    from tau.cli.config import config_path, load_config
+    from tau.cli.errors import UsageError
+    from tau.cli.models import check_credentials, parse_model
+
+    chosen: list[Model] = []
+    if args.fallback is not None:
+        for spec in args.fallback:
+            model = parse_model(spec)
+            check_credentials(model)
+            chosen.append(model)
+    else:
+        for spec in _configured(load_config().get("fallback"), str(config_path()), warn):
+            try:
+                model = parse_model(spec)
+                check_credentials(model)
+            except (UsageError, ValueError, LookupError) as exc:  # unknown, no key, file gone
+                warn(f"fallback {spec!r} in {config_path()} skipped: {exc}")
+                continue
+            chosen.append(model)
+    return [model for model in chosen if not models_are_equal(model, primary)]
+
+
+def _configured(value: Any, where: str, warn: Warn) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        warn(f'"fallback" in {where} must be a list of "provider/id" strings; ignored')
+        return []
+    return value
