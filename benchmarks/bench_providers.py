@@ -4,8 +4,8 @@ Run: ``python benchmarks/bench_providers.py`` from a checkout (``--runs N`` to c
 number of measured runs, ``--case NAME`` to run some cases only).
 
 A server in a child process (``tests/ai/servers.py`` on 127.0.0.1) streams recorded-shape
-provider responses, one SSE event per HTTP chunk (64 in the short-stream case). This process measures its own CPU time
-(``time.process_time``, so the server's work is not counted) for:
+provider responses, one SSE event per HTTP chunk (64 in the short-stream case). This process
+measures its own CPU time (``time.process_time``, so the server's work is not counted) for:
 
 * **bare**: the floor, ``httpx2`` streaming + splitting events on blank lines + ``json.loads``
   of each ``data:`` payload, doing nothing with the result;

@@ -1,4 +1,4 @@
-"""The stateful Agent: pi-agent-spec §5.2, queues and modes, continue rules, barriers."""
+"""The stateful Agent: prompt and continue, queues and modes, continue rules, barriers."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def user_texts(messages: list[Any]) -> list[str]:
     return out
 
 
-# --------------------------------------------------------------------------- §5.2
+# --------------------------------------------------------------------------- the Agent
 
 
 def test_default_state() -> None:

@@ -35,9 +35,12 @@ from tau.ai.entry import (
 )
 from tau.ai.env_keys import get_env_api_key, require_api_key, resolve_api_key
 from tau.ai.errors import (
+    ABORTED_MESSAGE,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
+    describe_error,
+    one_line,
 )
 from tau.ai.event_stream import AssistantMessageEventStream, EventStream, StreamEndedError
 from tau.ai.events import (
@@ -90,6 +93,7 @@ from tau.ai.registry import (
 )
 from tau.ai.serialization import (
     SerializationError,
+    dump_content,
     dump_context,
     dump_message,
     dump_model,
@@ -145,7 +149,10 @@ from tau.ai.utils.validation import (
 )
 
 __all__ = [
+    "ABORTED_MESSAGE",
     "DEFAULT_FALL_BACK_ON",
+    "INSTALL_HINT",
+    "LOCAL_PROVIDER",
     "AbortController",
     "AbortSignal",
     "AbortedError",
@@ -239,11 +246,16 @@ __all__ = [
     "complete",
     "complete_simple",
     "complete_sync",
+    "default_local_model",
+    "describe_error",
+    "dump_content",
     "dump_context",
     "dump_message",
     "dump_model",
     "dump_usage",
+    "embedded_gguf",
     "fallback_stream_fn",
+    "faux",
     "find_model",
     "from_json",
     "get_api_provider",
@@ -261,10 +273,12 @@ __all__ = [
     "load_message",
     "load_model",
     "load_usage",
+    "local_model",
     "models_are_equal",
     "normalize_id_anthropic",
     "normalize_id_openai_completions",
     "normalize_id_responses",
+    "one_line",
     "overflow_patterns",
     "parse_streaming_json",
     "register_api_provider",
@@ -285,8 +299,14 @@ __all__ = [
 ]
 
 # Names resolved on first use: each adapter's option types live beside the adapter, and
-# importing them loads no adapter (only its options module).
+# importing them loads no adapter (only its options module); the local-model helpers import
+# pathlib and the faux provider is an adapter, neither needed by ``import tau.ai``.
 _LAZY = {
+    "INSTALL_HINT": "tau.ai.local_models",
+    "LOCAL_PROVIDER": "tau.ai.local_models",
+    "default_local_model": "tau.ai.local_models",
+    "embedded_gguf": "tau.ai.local_models",
+    "local_model": "tau.ai.local_models",
     "AnthropicOptions": "tau.ai.providers.anthropic.options",
     "AnthropicSimpleOptions": "tau.ai.providers.anthropic.options",
     "BedrockOptions": "tau.ai.providers.bedrock.options",
@@ -307,8 +327,19 @@ _LAZY = {
     "ProviderStreamOptions": "tau.ai.provider_options",
 }
 
+# Modules resolved on first use, public as a whole: ``from tau.ai import faux``.
+_LAZY_MODULES = {"faux": "tau.ai.providers.faux"}
+
 if TYPE_CHECKING:
+    from tau.ai.local_models import (
+        INSTALL_HINT,
+        LOCAL_PROVIDER,
+        default_local_model,
+        embedded_gguf,
+        local_model,
+    )
     from tau.ai.provider_options import ProviderStreamOptions
+    from tau.ai.providers import faux
     from tau.ai.providers.anthropic.options import AnthropicOptions, AnthropicSimpleOptions
     from tau.ai.providers.bedrock.options import BedrockOptions, BedrockSimpleOptions
     from tau.ai.providers.google.options import (
@@ -332,15 +363,18 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tau.ai' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif name in _LAZY_MODULES:
+        value = importlib.import_module(_LAZY_MODULES[name])
+    else:
+        raise AttributeError(f"module 'tau.ai' has no attribute {name!r}")
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))

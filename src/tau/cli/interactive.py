@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import io
 import sys
 import threading
 import time
@@ -154,8 +155,10 @@ class Repl:
         """Read and dispatch lines until exit; returns the exit status."""
         # A byte that is not UTF-8 becomes U+FFFD as it is read, instead of failing input() or
         # (as a lone surrogate) the request and the session file later.
-        with contextlib.suppress(AttributeError, ValueError):
-            sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]
+        stdin = sys.stdin
+        if isinstance(stdin, io.TextIOWrapper):
+            with contextlib.suppress(ValueError):
+                stdin.reconfigure(errors="replace")
         readline = _setup_readline()
         self.thread.start()
         model = self.app.settings.model
