@@ -15,7 +15,14 @@ import jiter
 
 from tau.ai.errors import ProviderError
 
-__all__ = ["JsonEventDecoder", "SSEDecoder", "SSEEvent", "decode_json_data", "parse_json"]
+__all__ = [
+    "JsonEventDecoder",
+    "SSEDecoder",
+    "SSEEvent",
+    "decode_json_data",
+    "parse_event_json",
+    "parse_json",
+]
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -162,6 +169,20 @@ def parse_json(data: str) -> Any:
         return jiter.from_json(data.encode())
     except ValueError:
         return json.loads(data)
+
+
+def parse_event_json(data: str, sender: str) -> Any:
+    """:func:`parse_json` for one event's ``data``: malformed JSON is a
+    :class:`~tau.ai.errors.ProviderError` saying that ``sender`` (``"Google"``) sent it."""
+    try:
+        try:  # parse_json, inlined: this runs once per event
+            return jiter.from_json(data.encode())
+        except ValueError:
+            return json.loads(data)
+    except ValueError:
+        raise ProviderError(
+            f"{sender} sent malformed JSON in a stream event: {data[:200]!r}"
+        ) from None
 
 
 def decode_json_data(data: str, what: str) -> dict[str, Any] | None:

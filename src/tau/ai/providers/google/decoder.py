@@ -25,7 +25,7 @@ from typing import Any
 
 from tau.ai.builder import MessageBuilder
 from tau.ai.errors import ProviderError
-from tau.ai.sse import parse_json
+from tau.ai.sse import parse_event_json
 from tau.ai.types import StopReason, TextContent, ThinkingContent, ToolCall, Usage
 from tau.ai.utils.json_path import JsonPathError, PathJsonWriter
 
@@ -87,12 +87,7 @@ class GoogleDecoder:
         """Decode one SSE ``data`` payload (a ``GenerateContentResponse``) and apply it."""
         if not data:
             return True
-        try:
-            chunk = parse_json(data)
-        except ValueError:
-            raise ProviderError(
-                f"Google sent malformed JSON in the stream: {data[:200]!r}"
-            ) from None
+        chunk = parse_event_json(data, "Google")
         if not isinstance(chunk, dict):
             raise ProviderError(f"Google sent an unexpected stream event: {data[:200]!r}")
         self.apply(chunk)

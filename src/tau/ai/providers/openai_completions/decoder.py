@@ -16,7 +16,7 @@ from typing import Any
 
 from tau.ai.builder import MessageBuilder
 from tau.ai.errors import ProviderError
-from tau.ai.sse import parse_json
+from tau.ai.sse import parse_event_json
 from tau.ai.types import StopReason, ToolCall, Usage
 
 # OpenAI's own reasons, and the others that compatible servers document, by what they mean.
@@ -170,12 +170,7 @@ class OpenAICompletionsDecoder:
             stripped = data.lstrip()
             if not stripped or stripped[0] not in "{[":
                 return True  # keep-alive noise some proxies send as data
-        try:
-            chunk = parse_json(data)
-        except ValueError:
-            raise ProviderError(
-                f"The server sent malformed JSON in a stream event: {data[:_ERROR_EXCERPT]!r}"
-            ) from None
+        chunk = parse_event_json(data, "The server")
         if not isinstance(chunk, dict):
             return True
         if event == "error" and "error" not in chunk:
