@@ -115,8 +115,10 @@ class TerminalRenderer(Renderer):
 
     def render(self, renderable: RenderableType, width: int | None = None) -> str:
         """``renderable`` as ANSI text, whole lines, without blank lines around it."""
+        # The console's width caps what print() is given: set it, the terminal may have changed.
+        self.console.width = width or self.width()
         with self.console.capture() as captured:
-            self.console.print(renderable, width=width or self.width(), crop=False)
+            self.console.print(renderable, crop=False)
         lines = [line.rstrip(" ") for line in captured.get().split("\n")]
         while lines and not lines[-1]:
             lines.pop()

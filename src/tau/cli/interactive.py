@@ -39,6 +39,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
+from rich.text import Text
 
 from tau.ai import Model
 from tau.cli.app import App, Settings
@@ -46,6 +47,8 @@ from tau.cli.attach import AttachmentError, Prompt, build_prompt
 from tau.cli.commands import CommandContext, UnknownCommandError, help_lines, run_command
 from tau.cli.completion import TauCompleter
 from tau.cli.config import tau_home
+from tau.cli.display import TerminalRenderer, console_for
+from tau.cli.main import clean_text
 from tau.cli.render import Renderer, is_fancy_terminal
 
 PROMPT = "> "
@@ -152,9 +155,9 @@ class Repl:
         self.app = App(settings, self._confirm)
         self.renderer: Renderer
         if fancy:
-            from tau.cli.display import TerminalRenderer, console_for
-
-            self.display: Any = TerminalRenderer(console_for(self.out), self.surface, self._model)
+            self.display: TerminalRenderer | None = TerminalRenderer(
+                console_for(self.out), self.surface, self._model
+            )
             self.renderer = self.display
         else:
             self.display = None
@@ -167,6 +170,7 @@ class Repl:
         self.interrupts = 0
         self.exiting = False
         self.draft = ""
+        self._wake = asyncio.Event()  # a run ended or asks a question (see _wait_for_the_run)
         self.session: PromptSession[str] = PromptSession(
             history=_History(tau_home() / "history"),
             completer=TauCompleter(settings.workspace, lambda: self.context, LOCAL_COMMANDS),
@@ -211,8 +215,6 @@ class Repl:
         """The user's message, kept in the scrollback (the prompt erases itself)."""
         if self.display is None:
             return
-        from rich.text import Text
-
         self.surface.print("\n" + self.display.render(Text(prefix + text, style="bold")))
 
     def _message(self) -> Any:
@@ -237,6 +239,7 @@ class Repl:
     async def _confirm(self, question: str) -> bool:
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.question, self.question_text = future, question
+        self._wake.set()
         self.surface.changed()
         try:
             return await future
@@ -245,10 +248,20 @@ class Repl:
             self.surface.changed()
 
     async def _run(self, prompt: Prompt) -> None:
-        result = await self.app.run(prompt)
-        if result.stop_reason in ("error", "aborted"):
-            self._notice(f"[{result.stop_reason}: {result.error}]")
-        self.surface.changed()
+        try:
+            result = await self.app.run(prompt)
+            if result.stop_reason in ("error", "aborted"):
+                self._notice(f"[{result.stop_reason}: {result.error}]")
+        finally:
+            self._wake.set()
+            self.surface.changed()
+
+    async def _wait_for_the_run(self) -> None:
+        """Without a terminal to draw on, output cannot go above the prompt: the prompt comes
+        back when the run ends (or asks a question); Ctrl-C still aborts it meanwhile."""
+        while self.busy and self.question is None and not self.exiting:
+            self._wake.clear()
+            await self._wake.wait()
 
     async def _animate(self) -> None:
         # The spinner turns only while something waits; redraws are cheap otherwise (cached).
@@ -302,11 +315,14 @@ class Repl:
         # Ctrl-C while the prompt is not reading keys (between two prompts, during a command).
         if self._interrupt():
             self.exiting = True
+            self._wake.set()
             if self.session.app.is_running:
                 self.session.app.exit(exception=EOFError())
 
     async def _submit(self, line: str) -> bool:
         """Act on one message; True means exit."""
+        # Bytes that are not UTF-8 arrive as lone surrogates: U+FFFD, as everywhere in tau.
+        line = clean_text(line, "the message")
         text = line.strip()
         if self.question is not None:
             self.surface.print(f"{self.question_text} [y/N] {text}\n")
@@ -366,6 +382,10 @@ class Repl:
             with patch_stdout(raw=True) if self.fancy else contextlib.nullcontext():
                 self.say(f"tau · {model.provider}/{model.id} · /help for commands")
                 while not self.exiting:
+                    if not self.fancy:
+                        await self._wait_for_the_run()
+                        if self.exiting:
+                            break
                     draft, self.draft = self.draft, ""
                     try:
                         line = await self.session.prompt_async(

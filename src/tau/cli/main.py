@@ -157,7 +157,7 @@ def _note(text: str) -> None:
     sys.stderr.write(f"tau: note: {text}\n")
 
 
-def _clean_text(text: str, what: str) -> str:
+def clean_text(text: str, what: str) -> str:
     """``text`` (from argv or a terminal) with undecodable bytes as U+FFFD, noting it once.
 
     Python hands over bytes that are not UTF-8 as lone surrogates; they cannot be encoded
@@ -198,7 +198,7 @@ def _prompt_parts(words: list[str]) -> tuple[str, str] | None:
     The run gets the words of the command line, then a blank line and the piped input if there
     is any (``cat f.py | tau "Explain"``); an empty result is refused.
     """
-    given = _clean_text(" ".join(words), "the prompt") if words else None
+    given = clean_text(" ".join(words), "the prompt") if words else None
     if _stdin_is_terminal():
         if given is not None and not given.strip():
             raise UsageError("the prompt is empty")
@@ -262,7 +262,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         tool_names=names,
         workspace=workspace,
         thinking=args.thinking,
-        system=None if args.system is None else _clean_text(args.system, "--system"),
+        system=None if args.system is None else clean_text(args.system, "--system"),
         session_path=None if args.session is None else Path(args.session),
         yes=args.yes,
         extra_options=options,
