@@ -20,9 +20,11 @@ from tau.cli.attach import MAX_ATTACHMENTS, AttachmentError, build_prompt
 from tau.cli.display import TerminalRenderer
 from tau.cli.markdown_blocks import BlockSplitter
 from tau.cli.tools import Workspace
+from tests.cli import conftest as cli
 from tests.cli.conftest import SRC, TauRunner, clean_env
-from tests.cli.conftest import tau  # noqa: F401  (the subprocess runner of the CLI tests)
 from tests.cli.terminal import Terminal
+
+tau = cli.tau
 
 
 def _work(tmp_path: Path) -> Path:
