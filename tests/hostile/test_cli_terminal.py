@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -143,24 +144,20 @@ def test_markdown_that_never_closes_a_fence_stays_bounded() -> None:
     assert block.count("\n") == 50_000
 
 
-def test_history_that_is_not_a_history_file(tmp_path: Path) -> None:
-    home = tmp_path / "tau-home"
-    home.mkdir()
-    (home / "history").write_bytes(b"\xff\xfe garbage\x00\n+not utf-8 \xc3\n")
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"\xff\xfe garbage\x00\n+not utf-8 \xc3\n")
+
+
+@pytest.mark.parametrize("make", [_garbage, Path.mkdir], ids=["garbage", "a directory"])
+def test_a_history_file_that_is_not_one_loses_only_history(
+    tmp_path: Path, make: Callable[[Path], object]
+) -> None:
+    (tmp_path / "tau-home").mkdir()
+    make(tmp_path / "tau-home" / "history")
     term = Terminal(tmp_path, ["--model", "faux/echo"])
     term.wait_prompt()
     term.send("still works\r")
     term.wait_count("still works", 2)
-    term.wait_prompt()
-    assert term.exit() == 0
-
-
-def test_a_history_directory_in_the_way_loses_only_history(tmp_path: Path) -> None:
-    (tmp_path / "tau-home" / "history").mkdir(parents=True)
-    term = Terminal(tmp_path, ["--model", "faux/echo"])
-    term.wait_prompt()
-    term.send("no history\r")
-    term.wait_count("no history", 2)
     term.wait_prompt()
     assert term.exit() == 0
 

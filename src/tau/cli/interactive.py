@@ -37,6 +37,7 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
+from prompt_toolkit.output import create_output
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 from rich.text import Text
@@ -183,6 +184,8 @@ class Repl:
             reserve_space_for_menu=6,
             style=Style.from_dict({"bottom-toolbar": "noreverse fg:ansibrightblack"}),
             include_default_pygments_style=False,
+            # Piped stdout carries the answers only: the prompt goes to the terminal (stderr).
+            output=None if sys.stdout.isatty() else create_output(always_prefer_tty=True),
         )
         self.surface.session = self.session
 
