@@ -48,7 +48,7 @@ from tau.cli.attach import AttachmentError, Prompt, build_prompt
 from tau.cli.commands import CommandContext, UnknownCommandError, help_lines, run_command
 from tau.cli.completion import TauCompleter
 from tau.cli.config import tau_home
-from tau.cli.display import TerminalRenderer, console_for
+from tau.cli.display import TerminalRenderer, collapse, console_for
 from tau.cli.main import clean_text
 from tau.cli.render import Renderer, is_fancy_terminal
 
@@ -65,6 +65,9 @@ Enter sends; Alt+Enter (or Shift+Enter) starts a new line; @FILE attaches a file
 While the agent works, Enter queues a steering message.
   /follow TEXT   queue TEXT as a follow-up (sent when the agent would stop)
   /exit          leave (or Ctrl-D); Ctrl-C aborts a run, twice in a row exits"""
+ECHO_HEAD = 10
+ECHO_TAIL = 5
+"""A long message is echoed as its first and last lines (it is sent whole)."""
 HISTORY_ENTRIES = 1000
 """The history file is cut back to this many entries when it passes ``HISTORY_BYTES``."""
 HISTORY_BYTES = 1024 * 1024
@@ -218,7 +221,11 @@ class Repl:
         """The user's message, kept in the scrollback (the prompt erases itself)."""
         if self.display is None:
             return
-        self.surface.print("\n" + self.display.render(Text(prefix + text, style="bold")))
+        lines, hidden = collapse(text, ECHO_HEAD, ECHO_TAIL)
+        if hidden:
+            lines.insert(ECHO_HEAD, f"… {hidden} more lines")
+        shown = Text(prefix + "\n".join(lines), style="bold")
+        self.surface.print("\n" + self.display.render(shown))
 
     def _message(self) -> Any:
         prompt = (
