@@ -244,7 +244,9 @@ def _text(data: Mapping[str, Any], key: str) -> str:
 def decode_proxy_event(line: str | bytes) -> dict[str, Any]:
     """One ``data:`` payload as a dict (raises :class:`~tau.ai.ProviderError` if it is not one)."""
     try:
-        value = jiter.from_json(line.encode() if isinstance(line, str) else line)
+        value = jiter.from_json(
+            line.encode() if isinstance(line, str) else line, allow_inf_nan=False
+        )
     except ValueError as exc:
         raise ProviderError(f"Proxy error: invalid event JSON: {exc}") from exc
     if not isinstance(value, dict):

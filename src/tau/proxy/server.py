@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import hmac
 import json
+import math
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -93,6 +94,9 @@ def _parse_options(raw: Any) -> dict[str, Any]:
         if key == "temperature":
             if not isinstance(value, int | float) or isinstance(value, bool):
                 raise _BadRequest(400, "options.temperature must be a number")
+            # 1e999 parses as infinity, and a huge integer has no float at all.
+            if (isinstance(value, int) and abs(value) > 1_000_000) or not math.isfinite(value):
+                raise _BadRequest(400, "options.temperature must be a finite number")
             out["temperature"] = float(value)
         elif key == "maxTokens":
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -166,7 +170,8 @@ def create_proxy_app(
         try:
             body = await _read_body(request, max_body_bytes)
             try:
-                data = jiter.from_json(body)
+                # JSON has no NaN or Infinity; jiter reads them unless told not to.
+                data = jiter.from_json(body, allow_inf_nan=False)
             except ValueError as exc:
                 raise _BadRequest(400, f"the body is not valid JSON: {exc}") from exc
             if not isinstance(data, dict):

@@ -9,7 +9,6 @@ status), which ``launch_stream`` makes an ``error`` event.
 from __future__ import annotations
 
 import asyncio
-import json as jsonlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any, cast
@@ -18,6 +17,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from tau.ai.abort import AbortedError
+from tau.ai.adapter import json_text
 from tau.ai.errors import (
     ABORTED_MESSAGE,
     ProviderConnectionError,
@@ -315,5 +315,6 @@ def _http_error(response: httpx2.Response, body: bytes) -> ProviderHTTPError:
 
 
 def json_bytes(value: Any) -> bytes:
-    """``value`` as compact JSON bytes, the form every JSON request body is sent in."""
-    return jsonlib.dumps(value, separators=(",", ":")).encode()
+    """``value`` as compact JSON bytes, the form every JSON request body is sent in (NaN and
+    Infinity are a :class:`~tau.ai.errors.ProviderError`: :func:`tau.ai.adapter.json_text`)."""
+    return json_text(value, separators=(",", ":")).encode()

@@ -72,7 +72,9 @@ class BedrockDecoder:
         kind = headers.get(":message-type")
         if kind == "event":
             try:
-                payload = jiter.from_json(frame.payload) if frame.payload else {}
+                payload = (
+                    jiter.from_json(frame.payload, allow_inf_nan=False) if frame.payload else {}
+                )
             except ValueError:
                 raise ProviderError(
                     f"Bedrock sent malformed JSON in a {headers.get(':event-type')} event: "
