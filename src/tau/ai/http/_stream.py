@@ -1,7 +1,8 @@
 """Sending one request and holding its streamed response: :class:`open_stream`.
 
 ``open_stream`` retries what :mod:`._retry` allows before the first byte of the body (never
-after), enforces the three timeouts of :mod:`._timeouts`, and turns every failure into a
+after), enforces the three timeouts of :mod:`._timeouts`, never follows a redirect (not even
+with a caller's client that would: see :func:`_http_error`), and turns every failure into a
 :class:`~tau.ai.errors.ProviderError` (or :class:`~tau.ai.errors.ProviderHTTPError` for a
 status), which ``launch_stream`` makes an ``error`` event.
 """
@@ -231,7 +232,10 @@ class open_stream:
             if report is not None:
                 report.attempt()
             try:
-                response = await client.send(request, stream=True)
+                # Never follow a redirect, whatever the client's setting: the next hop would
+                # get the request's headers, and the key is in one of them under a name that
+                # differs per provider (and per caller: the ``headers`` option).
+                response = await client.send(request, stream=True, follow_redirects=False)
             except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
                 failure: ProviderError = ProviderConnectionError(
                     f"Could not connect to {self._host}: {describe_error(exc)}"
@@ -266,7 +270,7 @@ class open_stream:
                     body = await read_limited(response)
                 finally:
                     await response.aclose()
-                failure = _http_error(response, body)
+                failure = _http_error(response, body, self._host)
                 if not _retry.is_retryable(response.status_code, response.headers, body):
                     raise failure
                 server_delay = _retry.retry_delay_from_headers(response.headers)
@@ -304,8 +308,17 @@ class open_stream:
         )
 
 
-def _http_error(response: httpx2.Response, body: bytes) -> ProviderHTTPError:
-    message = error_message_from_body(body, response.headers.get("content-type", ""))
+def _http_error(response: httpx2.Response, body: bytes, host: str) -> ProviderHTTPError:
+    if response.is_redirect:
+        target = urlsplit(response.headers.get("location", ""))
+        where = f"{target.scheme}://{target.netloc}{target.path}" if target.netloc else "elsewhere"
+        message = (
+            f"{host} redirected the request to {where}; provider requests never follow "
+            "redirects, so that the key is not sent to another address: set the model's "
+            "base_url to the address that answers"
+        )
+    else:
+        message = error_message_from_body(body, response.headers.get("content-type", ""))
     return ProviderHTTPError(
         f"{response.status_code} {message}",
         response.status_code,
