@@ -27,6 +27,7 @@ from typing import Any, Protocol, TypeAlias, TypeGuard, cast
 from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.errors import ProviderError, ProviderHTTPError
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.sse import oversized_event
 from tau.ai.types import Context, Model, ToolCall
 
 __all__ = [
@@ -71,6 +72,11 @@ class FrameDecoder(Protocol):
 
     def feed(self, data: bytes) -> bool:
         """Apply the complete frames in ``data``; False once the protocol has ended."""
+        ...
+
+    def pending_bytes(self) -> int:
+        """Bytes the incomplete frame holds, or claims in its length prefix if that is more
+        (the driver ends the stream when it passes ``max_line_bytes``)."""
         ...
 
     def finish(self) -> None:
@@ -140,9 +146,13 @@ async def run_http_adapter(
         ) as response:
             if frames is not None:
                 feed_chunk = frames.feed
+                pending = frames.pending_bytes
+                limit = response.max_line_bytes
                 async for chunk in response.chunks():
                     if not feed_chunk(chunk):
                         break
+                    if pending() > limit:
+                        raise oversized_event(limit, "a binary event frame")
             else:
                 feed = cast(EventDecoder, decoder).feed
                 async for event in response:

@@ -53,6 +53,9 @@ class StreamOptions(TypedDict, total=False):
     """Retries of 429/5xx/overloaded before the first byte (default 3)."""
     max_retry_delay_ms: int
     """Fail instead of waiting when the server asks for a longer delay (default 60 000; 0 = no cap)."""
+    max_line_bytes: int
+    """Bytes one incomplete server-sent event (or binary frame) may hold before the stream
+    ends with an error (default 8 MiB)."""
 
 
 class SimpleStreamOptions(StreamOptions, total=False):

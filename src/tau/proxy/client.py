@@ -75,7 +75,14 @@ PROXY_OPTION_KEYS: dict[str, str] = {
 }
 """The stream options a client forwards (snake_case → wire name); the server may refuse more."""
 
-HTTP_OPTION_KEYS = ("signal", "timeout", "max_retries", "max_retry_delay_ms", "client")
+HTTP_OPTION_KEYS = (
+    "signal",
+    "timeout",
+    "max_retries",
+    "max_retry_delay_ms",
+    "client",
+    "max_line_bytes",
+)
 """The options that shape the client's own request to the proxy."""
 
 NO_TERMINAL = "Proxy error: the stream ended without a done or error event"

@@ -32,7 +32,7 @@ from tau.ai.http._errors import error_message_from_body, read_limited
 from tau.ai.http._pool import get_client
 from tau.ai.http._timeouts import Phases, Watchdog, resolve_timeouts
 from tau.ai.observe import request_report
-from tau.ai.sse import SSEDecoder, SSEEvent
+from tau.ai.sse import DEFAULT_MAX_LINE_BYTES, SSEDecoder, SSEEvent, max_line_bytes
 
 DRAIN_S = 1.0
 """How long to read on for the end of the body after the adapter's last event."""
@@ -44,12 +44,21 @@ class HTTPStream:
     """A successful streamed response: iterate it for :class:`~tau.ai.sse.SSEEvent`\\ s, or use
     :meth:`chunks` for raw bytes (binary event streams). Both enforce the idle timeout."""
 
-    __slots__ = ("_iterator", "_watchdog", "host", "response")
+    __slots__ = ("_iterator", "_watchdog", "host", "max_line_bytes", "response")
 
-    def __init__(self, response: httpx2.Response, watchdog: Watchdog, host: str) -> None:
+    def __init__(
+        self,
+        response: httpx2.Response,
+        watchdog: Watchdog,
+        host: str,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
         self.response = response
         self._watchdog = watchdog
         self.host = host
+        self.max_line_bytes = max_line_bytes
+        """Bytes one incomplete event (or binary frame) may hold: the ``max_line_bytes``
+        option."""
         self._iterator: AsyncGenerator[Any, None] | None = None
 
     @property
@@ -86,7 +95,7 @@ class HTTPStream:
             ) from exc
 
     async def _events(self) -> AsyncGenerator[SSEEvent, None]:
-        decoder = SSEDecoder()
+        decoder = SSEDecoder(self.max_line_bytes)
         feed = decoder.feed
         async for chunk in self._chunks():
             for event in feed(chunk):
@@ -117,7 +126,7 @@ class open_stream:
     """Send a request and hold its streamed response: ``async with open_stream(...) as s``.
 
     ``options`` are the stream options (``client``, ``timeout``, ``max_retries``,
-    ``max_retry_delay_ms``, ``signal``). ``expect`` lists the acceptable content types of a
+    ``max_retry_delay_ms``, ``signal``, ``max_line_bytes``). ``expect`` lists the acceptable content types of a
     2xx answer (a missing content type is accepted). Timeouts, lost connections and non-2xx
     answers raise :class:`~tau.ai.errors.ProviderError` /
     :class:`~tau.ai.errors.ProviderHTTPError` from the ``async with``.
@@ -152,6 +161,7 @@ class open_stream:
 
     async def __aenter__(self) -> HTTPStream:
         connect, first_byte, idle = self._timeouts = resolve_timeouts(self._options.get("timeout"))
+        line_limit = max_line_bytes(self._options)
         task = asyncio.current_task()
         assert task is not None
         self._cancelling = task.cancelling()
@@ -166,7 +176,7 @@ class open_stream:
             self._watchdog.cancel()
             raise
         self._response = response
-        self._stream = HTTPStream(response, self._watchdog, self._host)
+        self._stream = HTTPStream(response, self._watchdog, self._host, line_limit)
         return self._stream
 
     async def __aexit__(

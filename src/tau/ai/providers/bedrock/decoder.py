@@ -67,6 +67,13 @@ class BedrockDecoder:
             raise ProviderError(f"Bedrock event stream is corrupt: {exc}") from None
         return True
 
+    def pending_bytes(self) -> int:
+        """Bytes of the incomplete frame: held, or claimed by its length prefix if more."""
+        held: bytes = getattr(self._buffer, "_data", b"")
+        if len(held) < 4:
+            return len(held)
+        return max(len(held), int.from_bytes(held[:4], "big"))
+
     def _frame(self, frame: EventStreamMessage) -> None:
         headers = frame.headers
         kind = headers.get(":message-type")
