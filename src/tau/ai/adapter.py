@@ -17,6 +17,7 @@ The driver (:func:`run_http_adapter`) does the rest, the same way for everyone: 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import math
@@ -144,6 +145,9 @@ async def run_http_adapter(
         async with open_stream(
             options, "POST", request.url, headers=request.headers, content=content, expect=expect
         ) as response:
+            backlog = options.get("max_buffered_events")
+            if backlog is not None:
+                response.hold = _reader_pacing(builder, backlog)
             if frames is not None:
                 feed_chunk = frames.feed
                 pending = frames.pending_bytes
@@ -207,6 +211,28 @@ def _non_finite_path(value: Any, path: str) -> tuple[str, float] | None:
             if found is not None:
                 return found
     return None
+
+
+def _reader_pacing(builder: MessageBuilder, limit: int) -> Callable[[Any], Awaitable[None]]:
+    """What makes the body wait for the stream's reader: past ``limit`` unread events,
+    reading pauses until the reader has taken half of them (or left)."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+        raise ProviderError(f"max_buffered_events must be a positive integer, not {limit!r}")
+    low = limit // 2
+
+    async def hold(watchdog: Any) -> None:
+        if builder.unread() <= limit:
+            return
+        # Not reading is this side's choice: keep the idle timeout from firing meanwhile.
+        # A reader that never comes back is its owner's to drop (the proxy's send timeout).
+        while builder.unread() > low and not builder.finished:
+            watchdog.last = watchdog.clock()
+            await asyncio.sleep(_PACING_POLL_S)
+
+    return hold
+
+
+_PACING_POLL_S = 0.005
 
 
 def _reads_frames(decoder: EventDecoder | FrameDecoder) -> TypeGuard[FrameDecoder]:

@@ -129,6 +129,10 @@ class MessageBuilder:
         """Whether a terminal event was pushed."""
         return self.stream.done
 
+    def unread(self) -> int:
+        """Events pushed that no consumer has taken yet (what a slow reader leaves queued)."""
+        return len(self.stream._queue)
+
     def start(self) -> None:
         """Push ``start`` (once; block methods call it when needed)."""
         if not self._started:

@@ -56,6 +56,9 @@ class StreamOptions(TypedDict, total=False):
     max_output_chars: int
     """Characters of output (text, thinking, tool arguments) one response may stream before
     it ends with an error (default: 1 Mi + 64 per token of ``max_tokens``)."""
+    max_buffered_events: int
+    """Pause reading the response while the stream's reader leaves more events than this
+    unread (default: no limit, for callers that only await the result)."""
     max_line_bytes: int
     """Bytes one incomplete server-sent event (or binary frame) may hold before the stream
     ends with an error (default 8 MiB)."""

@@ -10,7 +10,7 @@ status), which ``launch_stream`` makes an ``error`` event.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -44,7 +44,7 @@ class HTTPStream:
     """A successful streamed response: iterate it for :class:`~tau.ai.sse.SSEEvent`\\ s, or use
     :meth:`chunks` for raw bytes (binary event streams). Both enforce the idle timeout."""
 
-    __slots__ = ("_iterator", "_watchdog", "host", "max_line_bytes", "response")
+    __slots__ = ("_iterator", "_watchdog", "hold", "host", "max_line_bytes", "response")
 
     def __init__(
         self,
@@ -59,6 +59,9 @@ class HTTPStream:
         self.max_line_bytes = max_line_bytes
         """Bytes one incomplete event (or binary frame) may hold: the ``max_line_bytes``
         option."""
+        self.hold: Callable[[Watchdog], Awaitable[None]] | None = None
+        """Awaited after each chunk when set: a reader that has fallen behind makes it wait,
+        so no more of the body is read (the idle timeout does not run meanwhile)."""
         self._iterator: AsyncGenerator[Any, None] | None = None
 
     @property
@@ -89,6 +92,8 @@ class HTTPStream:
                 else:
                     watchdog.last = clock()
                 yield chunk
+                if self.hold is not None:
+                    await self.hold(watchdog)
         except httpx2.TransportError as exc:
             raise ProviderConnectionError(
                 f"Connection to {self.host} lost while streaming: {describe_error(exc)}"
