@@ -25,7 +25,8 @@ Hardening beyond pi's reference server: the request's model only *selects* one o
 server's own models (its base URL, headers and compat come from the server, so a client
 cannot point the server's keys at another host), and only the options ``temperature``,
 ``maxTokens``, ``reasoning``, ``thinkingBudgets`` and ``sessionId`` are accepted (type-checked).
-A client that disconnects cancels its upstream request.
+A client that disconnects cancels its upstream request. Error messages relayed to a client
+name neither the server's keys nor upstream addresses (:mod:`tau.proxy.redact`).
 
 Bounded per client: while a client leaves more than ``max_buffered_events`` events unread,
 the server stops reading the upstream response (TCP pushes back on the provider); a client
@@ -61,12 +62,14 @@ from tau.ai import (
     AssistantMessageEventStream,
     Model,
     SerializationError,
+    describe_error,
     find_model,
     load_context,
     load_model,
     stream_simple,
 )
 from tau.proxy.client import encode_proxy_event
+from tau.proxy.redact import Redactor, model_hosts, server_secrets
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
@@ -225,28 +228,40 @@ def create_proxy_app(
                 )
         except _BadRequest as exc:
             return _error(exc.status, str(exc))
-        made = call(model, context, **{**options, **extra})
-        stream = made if hasattr(made, "__aiter__") else await made
-        return _EventStreamResponse(stream, send_timeout)
+        served = {**options, **extra}
+
+        def redactor() -> Redactor:
+            return Redactor(server_secrets(model, served), model_hosts(model))
+
+        try:
+            made = call(model, context, **served)
+            stream = made if hasattr(made, "__aiter__") else await made
+        except Exception as exc:
+            return _error(502, redactor()(f"the upstream call failed: {describe_error(exc)}"))
+        return _EventStreamResponse(stream, send_timeout, redactor)
 
     return Starlette(routes=[Route("/api/stream", stream_endpoint, methods=["POST"])])
 
 
 class _EventStreamResponse(Response):
-    """The events of ``stream`` as server-sent events, one ``send`` at a time.
+    """The events of ``stream`` as server-sent events, one ``send`` at a time; the
+    message of an ``error`` event passes through ``redactor()`` (:mod:`tau.proxy.redact`).
 
     Each send must complete within ``send_timeout`` (the server's write buffer is bounded, so
     a client that reads nothing blocks it): a client that stays stuck is dropped. A client
     that disconnects ends the relay at once. Either way the upstream stream is closed.
     """
 
-    def __init__(self, stream: Any, send_timeout: float | None) -> None:
+    def __init__(
+        self, stream: Any, send_timeout: float | None, redactor: Callable[[], Redactor]
+    ) -> None:
         super().__init__(status_code=200, media_type="text/event-stream")
         del self.headers["content-length"]  # streamed: chunked
         self.headers["cache-control"] = "no-cache"
         self.headers["x-accel-buffering"] = "no"
         self._stream = stream
         self._send_timeout = send_timeout
+        self._redactor = redactor
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         relay = asyncio.ensure_future(self._relay(send))
@@ -270,9 +285,11 @@ class _EventStreamResponse(Response):
         timeout = self._send_timeout
         try:
             async for event in self._stream:
-                payload = dumps(
-                    encode_proxy_event(event), separators=(",", ":"), ensure_ascii=False
-                )
+                wire = encode_proxy_event(event)
+                if event.type == "error":
+                    # Upstream text can echo the server's key and names upstream hosts.
+                    wire["errorMessage"] = self._redactor()(wire["errorMessage"] or "")
+                payload = dumps(wire, separators=(",", ":"), ensure_ascii=False)
                 message = {"type": "http.response.body", "body": f"data: {payload}\n\n".encode()}
                 async with asyncio.timeout(timeout):
                     await send({**message, "more_body": True})
