@@ -131,7 +131,7 @@ class MessageBuilder:
 
     def unread(self) -> int:
         """Events pushed that no consumer has taken yet (what a slow reader leaves queued)."""
-        return len(self.stream._queue)
+        return self.stream.unread
 
     def start(self) -> None:
         """Push ``start`` (once; block methods call it when needed)."""
