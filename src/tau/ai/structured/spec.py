@@ -140,12 +140,9 @@ class OutputSpec(Generic[T]):
     @property
     def instructions(self) -> str:
         """What ``prompted`` mode adds to the system prompt."""
-        schema = json.dumps(self.json_schema, ensure_ascii=False)
-        about = f"\n{self.description}" if self.description else ""
-        return (
-            "Answer with one JSON object that follows this JSON Schema, and nothing else "
-            f"(no prose, no comments).{about}\n\nJSON Schema:\n{schema}"
-        )
+        from tau.ai.providers.output_schema import output_instructions
+
+        return output_instructions(self.output_schema)
 
     # ------------------------------------------------------------------ validation
 
