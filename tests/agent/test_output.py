@@ -6,6 +6,7 @@ Scripted faux models play the answers; every run's events are checked against th
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from typing import Any
 
@@ -50,9 +51,7 @@ def updates(events: list[Any]) -> list[Any]:
 
 
 async def test_tool_calls_first_then_the_output_in_tool_mode() -> None:
-    model = faux_model(
-        [FauxResponse([tool_call("echo", {"value": "Paris"})]), output_call(PARIS)]
-    )
+    model = faux_model([FauxResponse([tool_call("echo", {"value": "Paris"})]), output_call(PARIS)])
     agent = Agent(model=model, tools=[echo_tool()], output_type=City, output_mode="tool")
     events = await prompt_collecting(agent)
     end = events[-1]
@@ -69,7 +68,7 @@ async def test_tool_calls_first_then_the_output_in_tool_mode() -> None:
     # Partial outputs arrive in order, never twice in a row, the last one is the output.
     values = updates(events)
     assert values[-1] == City(**PARIS)
-    assert all(a != b for a, b in zip(values, values[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(values))
     names = [v.name for v in values if v.name]
     assert all("Paris".startswith(n) for n in names) and names[-1] == "Paris"
 
@@ -118,7 +117,9 @@ async def test_text_modes_retry_with_a_user_message(mode: Any) -> None:
     assert isinstance(retry, UserMessage)
     assert "population: Field required" in str(retry.content)
     # The feedback went through the normal events, so it is in the transcript.
-    assert any(isinstance(m, UserMessage) and m.content == retry.content for m in agent.state.messages)
+    assert any(
+        isinstance(m, UserMessage) and m.content == retry.content for m in agent.state.messages
+    )
     assert updates(events)[-1] == City(**PARIS)
 
 
@@ -193,9 +194,7 @@ async def test_sync_validator_in_text_mode_and_none_keeps_the_output() -> None:
         if city.population < 0:
             raise ModelRetry("population cannot be negative")
 
-    agent = Agent(
-        model=model, output_type=City, output_mode="native", output_validators=[positive]
-    )
+    agent = Agent(model=model, output_type=City, output_mode="native", output_validators=[positive])
     result = await agent.prompt("go")
     assert result.output == City(**PARIS)
     retry = faux_calls(model)[1][0].messages[-1]

@@ -51,7 +51,10 @@ def test_module_model_retries_and_prints_by_alias(
         "    population: int\n"
     )
     model = script(
-        [_output({"cityName": "Paris", "population": "many"}), _output({**PARIS, "cityName": "Paris"})]
+        [
+            _output({"cityName": "Paris", "population": "many"}),
+            _output({**PARIS, "cityName": "Paris"}),
+        ]
     )
     done = tau("--model", model, "--output-schema", "geo:City", "Biggest city?")
     assert done.returncode == 0, done.stderr
