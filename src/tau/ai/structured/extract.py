@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any, Final
 
 from tau.ai.structured.spec import OutputSpec
@@ -89,8 +88,9 @@ class PartialOutput:
         self._size = 0
         self._checked = 0
 
-    def feed_text(self, delta: str) -> Any:
-        """Add a text delta; returns a new partial value or :data:`NOTHING`."""
+    def feed(self, delta: str) -> Any:
+        """Add a delta of the answer's text (or of the output call's arguments); returns a new
+        partial value or :data:`NOTHING`."""
         parser = self._parser
         if parser is None:
             # Prose or a fence opener before the object: the object starts at its first "{".
@@ -100,16 +100,11 @@ class PartialOutput:
             parser = self._parser = IncrementalJsonParser()
             delta = delta[at:]
         parser.feed(delta)
-        return self.grew(len(delta), parser.value)
-
-    def grew(self, by: int, value: Callable[[], dict[str, Any]]) -> Any:
-        """The wire object grew by ``by`` characters; ``value()`` reads it. Returns a new
-        partial value or :data:`NOTHING`."""
-        self._size += by
+        self._size += len(delta)
         if self._size - self._checked < max(1, self.growth * self._checked):
             return NOTHING
         self._checked = self._size
-        ok, partial = self._spec.validate_partial(value())
+        ok, partial = self._spec.validate_partial(parser.value())
         if not ok or partial == self._last:
             return NOTHING
         self._last = partial

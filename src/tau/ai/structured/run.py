@@ -133,13 +133,15 @@ class StructuredStream(Generic[T]):
             try:
                 async for event in s:
                     partial = NOTHING
+                    # The deltas, not the blocks: a block may already hold text that later
+                    # events bring.
                     if event.type == "text_delta":
                         if mode != "tool":
-                            partial = partials.feed_text(event.delta)
+                            partial = partials.feed(event.delta)
                     elif event.type == "toolcall_delta" and mode == "tool":
                         block = event.partial.content[event.content_index]
                         if isinstance(block, ToolCall) and block.name == OUTPUT_TOOL_NAME:
-                            partial = partials.grew(len(event.delta), _arguments(block))
+                            partial = partials.feed(event.delta)
                     yield event, partial
             finally:
                 await s.aclose()
@@ -183,10 +185,6 @@ class StructuredStream(Generic[T]):
             errors=errors,
             attempts=list(self.attempts),
         )
-
-
-def _arguments(call: ToolCall) -> Any:
-    return lambda: call.arguments
 
 
 def _failure(message: AssistantMessage) -> tuple[FailureReason, str] | None:
