@@ -77,6 +77,12 @@ class OutputSpec(Generic[T]):
         self._adapter: Any = None
         self._partial_adapter: Any = None
         self._validator: Any = None
+        if isinstance(output_type, str):
+            # pydantic would read it as a forward reference to a type name.
+            raise TypeError(
+                "output_type is a str: pass a type, or a JSON Schema dict (json.loads a "
+                "schema's text first)"
+            )
         if isinstance(output_type, Mapping):
             schema = _check_schema(dict(output_type))
             self._validator = _compile(schema)
