@@ -63,7 +63,7 @@ async def test_an_answer_that_is_not_json_is_retried_then_fails_with_the_raw_tex
     error = info.value
     assert error.reason == "invalid" and len(error.attempts) == 2
     assert error.raw_text == prose
-    assert error.errors[0][1].startswith("not valid JSON")
+    assert error.errors[0][1].startswith("Invalid JSON")
 
 
 async def test_tool_mode_without_the_output_call_asks_for_it() -> None:

@@ -66,7 +66,7 @@ class PartialOutput:
     ``1 + 1/growth`` validations of the whole while a short one updates on every delta.
     """
 
-    growth: float = 0.2
+    growth: float = 0.25
 
     __slots__ = ("_checked", "_last", "_parser", "_size", "_spec")
 

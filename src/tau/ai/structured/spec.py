@@ -155,6 +155,14 @@ class OutputSpec(Generic[T]):
     def validate_json(self, text: str) -> T:
         """The value of a complete JSON answer; :class:`OutputValidationError` if it does not
         fit."""
+        if self._adapter is not None and not self.wrapped:
+            # pydantic's own JSON parsing: one pass, no intermediate dicts.
+            from pydantic import ValidationError
+
+            try:
+                return cast(T, self._adapter.validate_json(text))
+            except ValidationError as exc:
+                raise _error(_pydantic_errors(exc), text) from None
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
