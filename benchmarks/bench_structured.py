@@ -19,6 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+import contextlib
+
 from pydantic import BaseModel, TypeAdapter
 
 from tau.ai import NOTHING, OutputSpec, PartialOutput
@@ -104,10 +106,8 @@ def naive(deltas: list[str], sample: int) -> float:
     start = time.process_time()
     for delta in deltas[:sample]:
         text += delta
-        try:
+        with contextlib.suppress(ValueError):
             adapter.validate_json(text, experimental_allow_partial="trailing-strings")
-        except ValueError:
-            pass
     spent = time.process_time() - start
     n = len(deltas)
     return spent * (n * (n + 1) / 2) / (sample * (sample + 1) / 2)
