@@ -361,3 +361,14 @@ async def test_bedrock_native_text_becomes_the_object() -> None:
         sent = json.loads(server.requests[0].body)
     check_partials(partials, result.output)
     assert sent["outputConfig"]["textFormat"]["type"] == "json_schema"
+
+
+async def test_chat_completions_refusal_in_native_mode_is_a_refusal_not_a_retry() -> None:
+    # OpenAI's wire shape: content stays null while delta.refusal carries the refusal.
+    body = chat_events(
+        [{"content": None, "refusal": "I'm sorry, "}, {"refusal": "I can't help with that."}]
+    )
+    with pytest.raises(StructuredOutputError) as info:
+        await run_structured(GPT, body, "native")
+    assert info.value.reason == "refusal" and len(info.value.attempts) == 1
+    assert "I can't help with that." in str(info.value)

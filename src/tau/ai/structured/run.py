@@ -16,6 +16,8 @@ from tau.ai.structured.extract import NOTHING, PartialOutput
 from tau.ai.structured.modes import (
     OutputMode,
     ResolvedMode,
+    answer_text,
+    output_call,
     output_feedback,
     raw_output,
     read_output,
@@ -158,6 +160,13 @@ class StructuredStream(Generic[T]):
                     text = "the response hit the output limit before the output was complete"
                     self._error = self._fail("length", text, message, exc.errors)
                     return
+                if mode == "native" and _declined(message):
+                    # The provider held the text to the schema, yet no JSON came: a refusal
+                    # (OpenAI's refusal field and part arrive as this text). Asking again
+                    # would only repeat it.
+                    text = f"the model declined: {answer_text(message)[:500]}"
+                    self._error = self._fail("refusal", text, message, exc.errors)
+                    return
                 if attempt < self.max_retries:
                     self._context.messages.extend(output_feedback(message, exc, mode))
                     continue
@@ -185,6 +194,11 @@ class StructuredStream(Generic[T]):
             errors=errors,
             attempts=list(self.attempts),
         )
+
+
+def _declined(message: AssistantMessage) -> bool:
+    text = answer_text(message)
+    return bool(text.strip()) and "{" not in text and output_call(message) is None
 
 
 def _failure(message: AssistantMessage) -> tuple[FailureReason, str] | None:
