@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Generic, TypeVar, overload
 
 from tau.ai.entry import as_context, stream
+from tau.ai.event_stream import StreamEndedError
 from tau.ai.events import AssistantMessageEvent
 from tau.ai.registry import resolve_api_provider
 from tau.ai.structured.extract import NOTHING, PartialOutput
@@ -101,7 +102,8 @@ class StructuredStream(Generic[T]):
             pass
         if self._error is not None:
             raise self._error
-        assert self._result is not None  # _run ends with one of the two
+        if self._result is None:
+            raise StreamEndedError("the structured stream was closed before it finished")
         return self._result
 
     async def aclose(self) -> None:
@@ -123,6 +125,9 @@ class StructuredStream(Generic[T]):
         try:
             async for step in self._steps:
                 yield step
+        except GeneratorExit:
+            # The consumer stopped iterating (a break): the call goes on for result().
+            raise
         except BaseException:
             await self._steps.aclose()
             raise
