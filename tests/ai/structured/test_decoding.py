@@ -165,12 +165,14 @@ async def test_anthropic_length_stop_inside_the_object_is_a_length_error() -> No
 # --------------------------------------------------------------------------- OpenAI chat
 
 
-def chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+def chat_chunk(
+    delta: dict[str, Any], finish: str | None = None, model: str = "gpt-4.1"
+) -> dict[str, Any]:
     return {
         "id": "chatcmpl-1",
         "object": "chat.completion.chunk",
         "created": 1,
-        "model": "gpt-4.1",
+        "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
 
@@ -309,13 +311,7 @@ async def test_gemini_tool_mode_takes_the_whole_call() -> None:
 
 async def test_mistral_native_content_becomes_the_object() -> None:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {
-            "id": "m1",
-            "object": "chat.completion.chunk",
-            "created": 1,
-            "model": "mistral-large-latest",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
+        return chat_chunk(delta, finish, model="mistral-large-latest")
 
     events = [chunk({"role": "assistant", "content": ""})]
     events += [chunk({"content": p}) for p in pieces(TEXT)]

@@ -72,6 +72,15 @@ MODELS = {
 }
 
 
+def bedrock(model_id: str) -> Model:
+    return factories.model(
+        "bedrock-converse-stream",
+        "amazon-bedrock",
+        model_id,
+        "https://bedrock-runtime.us-east-1.amazonaws.com",
+    )
+
+
 def prepared(name: str, mode: Any, spec: OutputSpec[Any] = SPEC) -> tuple[Model, Context, Any]:
     model = MODELS[name]
     context, options = structured_request(model, CONTEXT, spec, mode, {})
@@ -195,12 +204,7 @@ def test_bedrock_native_is_output_config_text_format() -> None:
     from tau.ai.providers.bedrock.request import request_body as bedrock_body
     from tests.ai.test_bedrock import validate
 
-    model = factories.model(
-        "bedrock-converse-stream",
-        "amazon-bedrock",
-        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
-        "https://bedrock-runtime.us-east-1.amazonaws.com",
-    )
+    model = bedrock("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
     context, options = structured_request(model, CONTEXT, SPEC, "native", {})
     body = bedrock_body(model, context, options)
     fmt = body["outputConfig"]["textFormat"]
@@ -273,12 +277,7 @@ def test_bedrock_tool_mode_forces_the_output_tool() -> None:
     from tau.ai.providers.bedrock.request import request_body as bedrock_body
     from tests.ai.test_bedrock import validate
 
-    model = factories.model(
-        "bedrock-converse-stream",
-        "amazon-bedrock",
-        "amazon.nova-pro-v1:0",
-        "https://bedrock-runtime.us-east-1.amazonaws.com",
-    )
+    model = bedrock("amazon.nova-pro-v1:0")
     context, options = structured_request(model, CONTEXT, SPEC, "auto", {})
     assert "output_schema" not in options  # auto: no native mode for Nova
     body = bedrock_body(model, context, options)
