@@ -345,3 +345,15 @@ def test_auto_is_native_where_the_model_supports_it(api: str, model_id: str, exp
     from tau.ai import resolve_mode
 
     assert resolve_mode(factories.model(api, "p", model_id), "auto") == expected
+
+
+def test_a_json_object_schema_endpoint_gets_the_schema_beside_json_object() -> None:
+    model = factories.model(
+        "openai-completions",
+        "llama-cpp-server",
+        "smollm2",
+        compat=OpenAICompletionsCompat(json_output="json_object_schema"),
+    )
+    context, options = structured_request(model, CONTEXT, SPEC, "auto", {})
+    body = chat_body(model, context, options)
+    assert body["response_format"] == {"type": "json_object", "schema": SPEC.json_schema}
