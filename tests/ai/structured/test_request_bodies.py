@@ -357,3 +357,16 @@ def test_a_json_object_schema_endpoint_gets_the_schema_beside_json_object() -> N
     context, options = structured_request(model, CONTEXT, SPEC, "auto", {})
     body = chat_body(model, context, options)
     assert body["response_format"] == {"type": "json_object", "schema": SPEC.json_schema}
+
+
+def test_bedrock_prompted_mode_is_a_system_prompt_only() -> None:
+    pytest.importorskip("botocore")
+    from tau.ai.providers.bedrock.request import request_body as bedrock_body
+    from tests.ai.test_bedrock import validate
+
+    model = bedrock("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+    context, options = structured_request(model, CONTEXT, SPEC, "prompted", {})
+    body = bedrock_body(model, context, options)
+    assert "outputConfig" not in body and "toolConfig" not in body
+    assert json.dumps(SPEC.json_schema) in body["system"][0]["text"]
+    validate(body, model.id)
