@@ -368,3 +368,26 @@ async def test_chat_completions_refusal_in_native_mode_is_a_refusal_not_a_retry(
         await run_structured(GPT, body, "native")
     assert info.value.reason == "refusal" and len(info.value.attempts) == 1
     assert "I can't help with that." in str(info.value)
+
+
+async def test_a_length_stop_inside_the_output_call_is_a_length_error() -> None:
+    body = anthropic_events(
+        [
+            {
+                "start": {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": OUTPUT_TOOL_NAME,
+                    "input": {},
+                },
+                "deltas": [
+                    {"type": "input_json_delta", "partial_json": p} for p in pieces(TEXT[:40])
+                ],
+            }
+        ],
+        stop_reason="max_tokens",
+    )
+    with pytest.raises(StructuredOutputError) as info:
+        await run_structured(CLAUDE, body, "tool")
+    assert info.value.reason == "length" and len(info.value.attempts) == 1
+    assert info.value.raw_text == TEXT[:40]

@@ -82,6 +82,11 @@ class PartialOutput:
         """The last partial value given out (:data:`NOTHING` before the first)."""
         return self._last
 
+    @property
+    def text(self) -> str:
+        """The JSON text fed so far in this answer (from its first ``{``)."""
+        return self._parser.text if self._parser is not None else ""
+
     def restart(self) -> None:
         """A new answer begins (a retry): the values given out stay given out."""
         self._parser = None

@@ -195,7 +195,10 @@ class StructuredStream(Generic[T]):
             f"No valid {self.spec.name} after {tries} attempt{'s' if tries > 1 else ''} "
             f"({reason}): {text}",
             reason=reason,
-            raw_text=raw_output(message, self.mode),
+            # In tool mode, the output call's arguments exactly as they streamed (a finished
+            # call keeps only their parse, a cut one only its prefix).
+            raw_text=(self.mode == "tool" and self._partials.text)
+            or raw_output(message, self.mode),
             errors=errors,
             attempts=list(self.attempts),
         )
@@ -213,6 +216,8 @@ def _failure(message: AssistantMessage) -> tuple[FailureReason, str] | None:
     text = message.error_message or "the call failed"
     if message.stop_reason == "aborted":
         return "aborted", text
+    if "(stop reason 'length')" in text:
+        return "length", text  # the output call's arguments were cut by the length limit
     if "refusal" in text.lower() or "refused" in text.lower():
         return "refusal", text
     return "error", text
