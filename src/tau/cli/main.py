@@ -6,8 +6,13 @@
     cat file | tau "prompt"      the same, with the piped text after the prompt
     tau --json "prompt"          every agent event as one JSON line
     tau                          an interactive session
-    tau models [provider]        the catalog, and which providers have keys
+    tau -c / tau -r              continue this directory's last session / pick one
+    tau --mode rpc               JSON commands on stdin, events and responses on stdout
+    tau models [provider]        the catalog and models.json, and which providers have keys
+    tau sessions [list|show|export|rm]   the saved sessions
     tau mcp list [FILE]          the configured MCP servers: status and tools
+
+Every run is saved under ``$TAU_HOME/sessions/<directory>/`` unless ``--no-session``.
 
 Exit status: 0 on success, 1 when the run fails (one line on stderr; a traceback only with
 ``--debug``), 2 for bad usage, 130 when interrupted, 141 when stdout is closed early.
@@ -25,7 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tau import __version__
-from tau.cli.argtypes import positive_int, positive_number
+from tau.cli.argtypes import THINKING_LEVELS, positive_int, positive_number
 from tau.cli.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILURE,
@@ -35,12 +40,14 @@ from tau.cli.errors import (
     UsageError,
 )
 from tau.cli.run_control import add_arguments, fallback_models, usage_limits
+from tau.cli.sessions_cli import PickCancelled
+from tau.cli.sessions_cli import add_arguments as add_session_arguments
 
 if TYPE_CHECKING:
-    from tau.agent.agent import RunResult
-    from tau.cli.app import Settings
+    from tau.agent import RunResult
+    from tau.ai import Model
+    from tau.cli.app import AppEvent, Settings
 
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 # Named here so that `tau --help` imports no tool; a test keeps them equal to tau.cli.tools'.
 KNOWN_TOOL_NAMES = ("read", "write", "edit", "bash", "ls", "grep", "find", "weather", "calculator")
 DEFAULT_TOOL_NAMES = ("read", "ls", "grep", "find")
@@ -58,17 +65,30 @@ def _parser() -> argparse.ArgumentParser:
         prog="tau",
         description="A small coding agent. With a prompt: one run (piped input is added after "
         "the prompt); without: an interactive session.",
-        epilog="`tau models [provider]` lists the models, `tau mcp list [FILE]` the MCP servers "
-        "(each has --help). Exit status: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted, "
-        "141 stdout closed early.",
+        epilog="`tau models [provider]` lists the models, `tau sessions` the saved sessions, "
+        "`tau mcp list [FILE]` the MCP servers (each has --help). Exit status: 0 ok, 1 the run "
+        "failed, 2 bad usage, 130 interrupted, 141 stdout closed early.",
     )
     parser.add_argument("prompt", nargs="*", help="what to ask (omit for an interactive session)")
     parser.add_argument("--version", action="version", version=f"tau {__version__}")
     parser.add_argument(
-        "-m", "--model", help="provider/id (see `tau models`); local/<file.gguf> runs a GGUF"
+        "-m",
+        "--model",
+        help="provider/id, or an id alone when one provider has it (see `tau models`); "
+        "local/<file.gguf> runs a GGUF",
     )
     parser.add_argument(
-        "--thinking", choices=THINKING_LEVELS, default="off", help="reasoning level"
+        "--base-url",
+        metavar="URL",
+        help="use the server at URL, e.g. http://localhost:11434/v1 (OpenAI chat-completions "
+        "protocol for a bare id or none: the server's model; add servers to "
+        "$TAU_HOME/models.json to keep them)",
+    )
+    parser.add_argument(
+        "--thinking",
+        choices=THINKING_LEVELS,
+        default=None,
+        help="reasoning level (default: the resumed session's, else off)",
     )
     parser.add_argument("--system", help="system prompt (replaces the default)")
     parser.add_argument(
@@ -83,11 +103,18 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="let the tools reach DIR outside the working directory (repeatable)",
     )
-    parser.add_argument("--session", metavar="FILE", help="persist to / resume from FILE (JSONL)")
+    add_session_arguments(parser)  # --session, -c, -r, --no-session
     parser.add_argument(
         "-y", "--yes", action="store_true", help="run write/edit/bash and MCP tools without asking"
     )
     parser.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    parser.add_argument(
+        "--mode",
+        choices=("text", "json", "rpc"),
+        default="text",
+        help="json: as --json; rpc: read JSON commands from stdin, one per line, and write "
+        "events and responses to stdout",
+    )
     parser.add_argument(
         "--max-tokens", type=positive_int, metavar="N", help="cap on output tokens per response"
     )
@@ -196,16 +223,50 @@ def _prompt_text(words: list[str]) -> str | None:
 # --------------------------------------------------------------------------- runs
 
 
+def _warn(text: str) -> None:
+    sys.stderr.write(f"tau: warning: {text}\n")
+
+
+def _session_model(entry: dict[str, Any] | None) -> Model | None:
+    """The resumed session's model, if it can still be used here (else a warning)."""
+    from tau.cli.models import ModelChoiceError, check_credentials, model_from_entry
+
+    if entry is None:
+        return None
+    try:
+        model = model_from_entry(entry)
+        check_credentials(model)
+    except (UsageError, ModelChoiceError) as exc:
+        name = f"{entry.get('provider')}/{entry.get('modelId')}"
+        _warn(f"the session's model {name} cannot be used here ({exc}); using the default")
+        return None
+    return model
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     from pathlib import Path
 
     from tau.ai.local_models import LOCAL_PROVIDER
     from tau.cli.app import Settings
+    from tau.cli.compaction import load_settings
+    from tau.cli.config import load_config
     from tau.cli.models import check_credentials, choose_model
+    from tau.cli.session import Session
+    from tau.cli.sessions_cli import session_choice
     from tau.cli.tools import Workspace
 
-    model = choose_model(args.model)
-    check_credentials(model)
+    cwd = Path.cwd().resolve()
+    session_path, session_dir = session_choice(args, cwd)
+    session = Session.open(session_path) if session_path is not None else None
+    model = None
+    if args.model is None and args.base_url is None and session is not None:
+        model = _session_model(session.model_entry)
+    if model is None:
+        model = choose_model(args.model, base_url=args.base_url)
+        check_credentials(model)
+    thinking = args.thinking
+    if thinking is None and session is not None and session.thinking_level in THINKING_LEVELS:
+        thinking = session.thinking_level
     if args.tools is None:
         # A local model gets no tools it was not given: the embedded 135M one would call the
         # coding tools at random instead of answering.
@@ -216,7 +277,6 @@ def _settings(args: argparse.Namespace) -> Settings:
     unknown = [n for n in names if n not in KNOWN_TOOL_NAMES]
     if unknown:
         raise UsageError(f"unknown tool {unknown[0]!r} (known: {', '.join(KNOWN_TOOL_NAMES)})")
-    cwd = Path.cwd().resolve()
     workspace = Workspace(cwd, tuple(Path(p).expanduser().resolve() for p in args.allow_path))
     options: dict[str, Any] = {}
     if args.max_tokens is not None:
@@ -227,15 +287,21 @@ def _settings(args: argparse.Namespace) -> Settings:
         model=model,
         tool_names=names,
         workspace=workspace,
-        thinking=args.thinking,
+        thinking=thinking or "off",
         system=None if args.system is None else _clean_text(args.system, "--system"),
-        session_path=None if args.session is None else Path(args.session),
+        session=session,
+        session_dir=session_dir,
         yes=args.yes,
         extra_options=options,
         mcp_file=None if args.mcp is None else Path(args.mcp),
         usage_limits=usage_limits(args),
         fallback_models=fallback_models(args, model),
+        compaction=load_settings(load_config().get("compaction"), _warn),
     )
+
+
+def _dim(text: str) -> str:
+    return f"\033[2m{text}\033[0m" if sys.stderr.isatty() else text
 
 
 async def _ask_on_terminal(question: str) -> bool:
@@ -265,12 +331,20 @@ async def _ask_on_terminal(question: str) -> bool:
 
 
 def _json_printer() -> Callable[[Any], None]:
-    from tau.agent.events import event_to_json
+    from tau.agent import event_to_json
 
     def print_json(event: Any) -> None:
         print(event_to_json(event), flush=True)
 
     return print_json
+
+
+def _print_app_event_json(event: AppEvent) -> None:
+    import json
+
+    from tau.cli.app import dump_app_event
+
+    print(json.dumps(dump_app_event(event)), flush=True)
 
 
 class _Output:
@@ -291,17 +365,33 @@ class _Output:
             self.abort("stdout was closed")
 
 
-async def run_once(settings: Settings, prompt: str, *, json_mode: bool) -> int:
-    """Print (or JSON) mode: one prompt, then exit."""
+async def run_once(
+    settings: Settings, prompt: str, *, json_mode: bool, named_model: str | None = None
+) -> int:
+    """Print (or JSON) mode: one prompt, then exit.
+
+    In print mode the answering model is named on stderr when the command line did not name
+    it exactly (``named_model``), and a resumed session says what it loaded.
+    """
     import asyncio
     import signal
 
     from tau.cli.app import App
+    from tau.cli.models import model_spec
     from tau.cli.render import Renderer
 
     # Questions need a terminal to answer on; without one, mutating tools need --yes.
     terminal = sys.stdin is not None and sys.stdin.isatty() and not json_mode
-    app = App(settings, _ask_on_terminal if terminal else None)
+    app = App(
+        settings,
+        _ask_on_terminal if terminal else None,
+        on_event=_print_app_event_json if json_mode else None,
+    )
+    notice = app.resume_notice()
+    if notice is None and not json_mode and named_model != model_spec(app.model):
+        notice = f"model: {model_spec(app.model)}"
+    if notice is not None:
+        print(_dim(notice), file=sys.stderr, flush=True)
     output = _Output(_json_printer() if json_mode else Renderer(), app.agent.abort)
     app.agent.subscribe(output)
     loop = asyncio.get_running_loop()
@@ -344,6 +434,22 @@ def _error_line(text: str) -> None:
 # --------------------------------------------------------------------------- dispatch
 
 
+def _interactive(settings: Settings) -> int:
+    from tau.cli.interactive import run_interactive
+    from tau.cli.transcript import last_exchange
+
+    session = settings.session
+    if session is not None and session.messages:
+        # What is resumed, said before the session starts: its size and model, and the last
+        # exchange, so the conversation goes on from where it was left.
+        spec = f"{settings.model.provider}/{settings.model.id}"
+        print(_dim(f"resumed {len(session.messages)} messages · {spec}"), file=sys.stderr)
+        exchange = last_exchange(session.messages)
+        if exchange:
+            print(_dim(exchange), file=sys.stderr, flush=True)
+    return run_interactive(settings)
+
+
 def _dispatch(argv: Sequence[str]) -> int:
     if argv and argv[0] == "mcp":
         listing = _mcp_parser().parse_args(argv[1:])
@@ -354,18 +460,33 @@ def _dispatch(argv: Sequence[str]) -> int:
         from tau.cli.models import list_models
 
         return list_models(_models_parser().parse_args(argv[1:]).provider)
+    if argv and argv[0] == "sessions":
+        from pathlib import Path
+
+        from tau.cli.sessions_cli import sessions_command
+
+        return sessions_command(list(argv[1:]), Path.cwd().resolve())
     args = _parser().parse_args(argv)
-    if args.json and not args.prompt and _stdin_is_terminal():
+    mode = "json" if args.json else args.mode
+    if mode == "rpc":
+        if args.prompt or args.json:
+            raise UsageError("--mode rpc takes its prompts on stdin, as JSON commands")
+        from tau.cli.rpc import run_rpc
+
+        return run_rpc(_settings(args))
+    if mode == "json" and not args.prompt and _stdin_is_terminal():
         raise UsageError("--json needs a prompt")
     prompt = _prompt_text(args.prompt)
-    settings = _settings(args)
+    try:
+        settings = _settings(args)
+    except PickCancelled:
+        return EXIT_OK
     if prompt is not None:
         import asyncio
 
-        return asyncio.run(run_once(settings, prompt, json_mode=args.json))
-    from tau.cli.interactive import run_interactive
-
-    return run_interactive(settings)
+        run = run_once(settings, prompt, json_mode=mode == "json", named_model=args.model)
+        return asyncio.run(run)
+    return _interactive(settings)
 
 
 def _detach_stdout() -> None:
