@@ -183,17 +183,23 @@ def _reported(message: AssistantMessage) -> int:
 
 def context_tokens(messages: Sequence[AgentMessage], system_prompt: str = "") -> int:
     """The context's size: the newest answer's reported usage plus an estimate of what came
-    after it, or (no usage reported: llama.cpp's server sends none) an estimate of it all."""
+    after it, or (no usage reported: llama.cpp's server sends none) an estimate of it all.
+
+    An answer from before the last compaction reports the context it was given then, which
+    was larger: only answers newer than the summary are believed.
+    """
+    first = messages[0] if messages else None
+    since = first.timestamp if isinstance(first, CompactionSummary) else None
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if isinstance(message, AssistantMessage) and message.stop_reason not in (
-            "error",
-            "aborted",
-        ):
-            reported = _reported(message)
-            if reported:
-                return reported + sum(estimate_tokens(m) for m in messages[index + 1 :])
+        if not isinstance(message, AssistantMessage) or message.stop_reason in ("error", "aborted"):
+            continue
+        if since is not None and message.timestamp <= since:
             break
+        reported = _reported(message)
+        if reported:
+            return reported + sum(estimate_tokens(m) for m in messages[index + 1 :])
+        break
     return _tokens(len(system_prompt)) + sum(estimate_tokens(m) for m in messages)
 
 

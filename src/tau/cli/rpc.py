@@ -45,16 +45,21 @@ MAX_LINE = 16 * 1024 * 1024
 
 Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[Any]]
 _HANDLERS: dict[str, Handler] = {}
+_BACKGROUND: set[str] = set()
+"""Commands answered when they finish while later commands go on (``abort`` must be able to
+stop a ``compact``); the others are answered in the order they came."""
 
 
 class CommandFailed(Exception):
     """The command cannot be done; the message is the response's ``error``."""
 
 
-def _handler(*names: str) -> Callable[[Handler], Handler]:
+def _handler(*names: str, background: bool = False) -> Callable[[Handler], Handler]:
     def register(function: Handler) -> Handler:
         for name in names:
             _HANDLERS[name] = function
+            if background:
+                _BACKGROUND.add(name)
         return function
 
     return register
@@ -112,8 +117,8 @@ class RpcServer:
 
     # ----------------------------------------------------------------------- input
 
-    def handle_line(self, raw: bytes) -> None:
-        """Parse and start one command line."""
+    async def handle_line(self, raw: bytes) -> None:
+        """Parse and run one command line (a background one is only started)."""
         try:
             command = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
@@ -134,9 +139,11 @@ class RpcServer:
             )
             return
         assert isinstance(kind, str)  # a handler was found under it
-        task = asyncio.get_running_loop().create_task(
-            self._answer(kind, request_id, handler, command)
-        )
+        answer = self._answer(kind, request_id, handler, command)
+        if kind not in _BACKGROUND:
+            await answer
+            return
+        task = asyncio.get_running_loop().create_task(answer)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
@@ -182,7 +189,7 @@ class RpcServer:
                         "parse", None, error=f"command line over {MAX_LINE} bytes: skipped"
                     )
                 elif raw.strip():
-                    self.handle_line(raw.rstrip(b"\r\n"))
+                    await self.handle_line(raw.rstrip(b"\r\n"))
             while self.tasks:
                 await asyncio.gather(*list(self.tasks), return_exceptions=True)
         finally:
@@ -294,7 +301,7 @@ async def _set_thinking(server: RpcServer, command: dict[str, Any]) -> dict[str,
     return {"thinkingLevel": server.app.agent.state.thinking_level}
 
 
-@_handler("compact")
+@_handler("compact", background=True)
 async def _compact(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     instructions = command.get("customInstructions")
     if instructions is not None and not isinstance(instructions, str):

@@ -63,7 +63,15 @@ class SessionError(ValueError):
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _iso_of(datetime.now(UTC))
+
+
+def _iso_of(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _iso(ms: int) -> str:
+    return _iso_of(datetime.fromtimestamp(ms / 1000, UTC))
 
 
 def _ms(timestamp: Any) -> int | None:
@@ -347,6 +355,8 @@ class Session:
         self._append(
             {
                 "type": "compaction",
+                # The summary's own time: a resume rebuilds the very same summary message.
+                "timestamp": _iso(summary.timestamp),
                 "summary": summary.summary,
                 "firstKeptEntryId": kept_id,
                 "tokensBefore": tokens_before,

@@ -190,6 +190,11 @@ def latest(cwd: Path) -> Path | None:
     return None
 
 
+def looks_like_id(text: str) -> bool:
+    """Whether ``text`` could be (the start of) a session id: 4 or more hex digits."""
+    return len(text) >= 4 and all(c in "0123456789abcdef-" for c in text.lower())
+
+
 def find(reference: str, cwd: Path) -> Path:
     """The session ``reference`` names: a file path, or a prefix of a session id (this
     directory's sessions are searched first, then all); raises :class:`StoreError`."""
@@ -197,7 +202,7 @@ def find(reference: str, cwd: Path) -> Path:
     if candidate.is_file():
         return candidate
     prefix = reference.strip().lower()
-    if len(prefix) < 4 or any(c not in "0123456789abcdef-" for c in prefix):
+    if not looks_like_id(prefix):
         raise StoreError(
             f"no session {reference!r}: give a session file or at least 4 characters of an id "
             "(`tau sessions` lists them)"
@@ -211,7 +216,7 @@ def find(reference: str, cwd: Path) -> Path:
             raise StoreError(
                 f"{reference!r} matches several sessions ({names}): give more of the id"
             )
-    raise StoreError(f"no session {reference!r} (`tau sessions list --all` lists them)")
+    raise StoreError(f"no saved session {reference!r} (`tau sessions list --all` lists them)")
 
 
 def _id_of(path: Path) -> str:

@@ -20,6 +20,7 @@ from tau.cli.session_store import (
     StoreError,
     find,
     latest,
+    looks_like_id,
     recent,
     sessions_dir,
 )
@@ -76,12 +77,13 @@ def session_choice(args: argparse.Namespace, cwd: Path) -> tuple[Path | None, Pa
     folder = sessions_dir(cwd)
     if args.session is not None:
         path = Path(args.session).expanduser()
-        if path.exists() or path.suffix == ".jsonl" or "/" in args.session:
+        if path.exists() or not looks_like_id(args.session):
             return path, folder
         try:
             return find(args.session, cwd), folder
         except StoreError as exc:
-            raise UsageError(f"--session: {exc}") from None
+            _note(f"{exc}: starting a new session in the file {args.session}")
+            return path, folder
     if args.continue_session:
         last = latest(cwd)
         if last is None:
@@ -105,9 +107,16 @@ def age(seconds_ago: float) -> str:
     return "just now"
 
 
-def _rows(summaries: list[SessionSummary], numbered: bool, show_dir: bool) -> list[str]:
+def _width(stream: object) -> int | None:
+    """The terminal's width, or None (no cutting) when ``stream`` is not a terminal."""
+    isatty = getattr(stream, "isatty", None)
+    return shutil.get_terminal_size().columns if isatty is not None and isatty() else None
+
+
+def _rows(
+    summaries: list[SessionSummary], numbered: bool, show_dir: bool, width: int | None
+) -> list[str]:
     now = time.time()
-    width = shutil.get_terminal_size((120, 24)).columns
     lines = []
     for number, s in enumerate(summaries, 1):
         prefix = f"{number:>2}. " if numbered else ""
@@ -121,7 +130,7 @@ def _rows(summaries: list[SessionSummary], numbered: bool, show_dir: bool) -> li
             text = f"{s.cwd}: {text}"
         head = f"{prefix}{s.short_id:<8}  {age(now - s.modified):>9}  {s.messages:>4} msgs  "
         head += f"{s.model or '-':<28}  "
-        room = max(20, width - len(head))
+        room = max(20, width - len(head)) if width else len(text)
         lines.append(head + (text if len(text) <= room else text[: room - 1] + "…"))
     return lines
 
@@ -138,7 +147,7 @@ def pick(cwd: Path) -> Path:
         raise UsageError("no saved session in this directory (`tau sessions list --all`)")
     err = sys.stderr
     err.write("recent sessions of this directory:\n")
-    err.write("\n".join(_rows(summaries, numbered=True, show_dir=False)) + "\n")
+    err.write("\n".join(_rows(summaries, True, False, _width(err))) + "\n")
     err.write(f"resume which? [1-{len(summaries)}, Enter to cancel] ")
     err.flush()
     try:
@@ -213,7 +222,7 @@ def sessions_command(argv: list[str], cwd: Path) -> int:
             where = "" if everywhere else " in this directory (--all: every directory)"
             print(f"no saved sessions{where}", file=sys.stderr)
             return EXIT_OK
-        print("\n".join(_rows(summaries, numbered=False, show_dir=everywhere)))
+        print("\n".join(_rows(summaries, False, everywhere, _width(sys.stdout))))
         return EXIT_OK
     if command == "rm":
         try:
