@@ -130,20 +130,25 @@ class CustomProvider:
     _key_resolved: bool = False
 
     def key(self) -> str | None:
-        """The key (None when none is configured); raises :class:`CustomModelError`."""
+        """The key (None when none is configured); raises :class:`CustomModelError`.
+
+        A variable is read on every call (a key exported later is seen); a command runs once.
+        """
         if self.api_key is None:
             return None
-        if not self._key_resolved:
-            self._key = resolve_value(
-                self.api_key, f"models.json providers.{self.name}.apiKey", variable_only=True
-            )
-            self._key_resolved = True
-        if self._key is None:
+        where = f"models.json providers.{self.name}.apiKey"
+        if not self.api_key.startswith("!"):
+            key = resolve_value(self.api_key, where, variable_only=True)
+        else:
+            if not self._key_resolved:
+                self._key = resolve_value(self.api_key, where, variable_only=True)
+                self._key_resolved = True
+            key = self._key
+        if key is None:
             raise CustomModelError(
-                f"no API key for provider {self.name!r}: set {self.api_key} "
-                f"(models.json providers.{self.name}.apiKey)"
+                f"no API key for provider {self.name!r}: set {self.api_key} ({where})"
             )
-        return self._key
+        return key
 
     def apply(self, model: Model) -> Model:
         """A catalog model of this provider with its overrides (a proxy's URL and headers)."""
@@ -277,7 +282,7 @@ def parse_models_file(data: bytes, source: str) -> CustomModels:
     result = CustomModels()
     try:
         document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         result.warnings.append(f"{source} is not valid JSON ({exc}); its models are not available")
         return result
     providers = document.get("providers") if isinstance(document, dict) else None

@@ -40,7 +40,7 @@ from tau.cli.errors import (
     UsageError,
 )
 from tau.cli.run_control import add_arguments, fallback_models, usage_limits
-from tau.cli.sessions_cli import PickCancelled
+from tau.cli.sessions_cli import PickCancelled, check_can_pick
 from tau.cli.sessions_cli import add_arguments as add_session_arguments
 
 if TYPE_CHECKING:
@@ -476,6 +476,8 @@ def _dispatch(argv: Sequence[str]) -> int:
         return run_rpc(_settings(args))
     if mode == "json" and not args.prompt and _stdin_is_terminal():
         raise UsageError("--json needs a prompt")
+    if args.resume:
+        check_can_pick()  # before stdin is read as the prompt
     prompt = _prompt_text(args.prompt)
     try:
         settings = _settings(args)

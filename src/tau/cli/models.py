@@ -9,7 +9,8 @@ file and ``faux/<script.json>`` a scripted model (see :mod:`tau.cli.faux_script`
 ``--base-url URL`` points a model at another server: a model named ``provider/id`` keeps its
 api there; any other id, or none (the server's only model is then asked for), is spoken to
 with the OpenAI chat-completions protocol (``openai-completions``) as provider
-``openai-compatible``.
+``openai-compatible``, in the dialect local servers share (``max_tokens``, a ``system`` role,
+no ``store``).
 
 With no ``--model``: the last used or configured model, else the first provider with an API
 key in the environment, else the embedded local model. Scripted models, GGUF paths and
@@ -26,7 +27,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tau.ai import Model, find_model, get_env_api_key, get_models, get_providers
+from tau.ai import (
+    Model,
+    OpenAICompletionsCompat,
+    find_model,
+    get_env_api_key,
+    get_models,
+    get_providers,
+)
 from tau.ai.local_models import (
     DEFAULT_LOCAL_MODEL_ID,
     INSTALL_HINT,
@@ -193,8 +201,22 @@ def ad_hoc_model(spec: str | None, base_url: str) -> Model:
         named = lookup(provider, model_id)
         if named is not None:
             return replace(named, base_url=url)
-    model_id = spec or _served_model(url)
-    return Model(id=model_id, name=model_id, api=AD_HOC_API, provider=AD_HOC_PROVIDER, base_url=url)
+    return _ad_hoc(spec or _served_model(url), url)
+
+
+def _ad_hoc(model_id: str, url: str, api: str = AD_HOC_API) -> Model:
+    # The dialect every local server speaks: max_tokens, a system role, no "store".
+    compat = OpenAICompletionsCompat(
+        max_tokens_field="max_tokens", supports_store=False, supports_developer_role=False
+    )
+    return Model(
+        id=model_id,
+        name=model_id,
+        api=api,
+        provider=AD_HOC_PROVIDER,
+        base_url=url,
+        compat=compat if api == AD_HOC_API else None,
+    )
 
 
 def _served_model(base_url: str) -> str:
@@ -258,14 +280,10 @@ def model_from_entry(entry: dict[str, Any]) -> Model:
         named = lookup(provider, model_id) if provider != AD_HOC_PROVIDER else None
         if named is not None:
             return replace(named, base_url=base_url)
-        _check_url(base_url)
-        return Model(
-            id=model_id,
-            name=model_id,
-            api=api if isinstance(api, str) and api else AD_HOC_API,
-            provider=provider,
-            base_url=base_url,
+        model = _ad_hoc(
+            model_id, _check_url(base_url), api if isinstance(api, str) and api else AD_HOC_API
         )
+        return replace(model, provider=provider)
     return parse_model(f"{provider}/{model_id}")
 
 

@@ -72,6 +72,11 @@ class SessionSummary:
     """Why the file could not be read (it is listed anyway)."""
 
     @property
+    def usable(self) -> bool:
+        """Whether the file can be resumed (damaged lines are skipped then, not fatal)."""
+        return not self.problem or self.problem.endswith("damaged line(s)")
+
+    @property
     def short_id(self) -> str:
         """The first 8 characters of the id: enough to name it on the command line."""
         return self.id[:8]
@@ -185,7 +190,7 @@ def recent(cwd: Path | None, limit: int | None = None) -> list[SessionSummary]:
 def latest(cwd: Path) -> Path | None:
     """The newest session file of ``cwd`` that is a session (None if there is none)."""
     for path in session_files(cwd):
-        if not summarize(path).problem.startswith("not a session"):
+        if summarize(path).usable:
             return path
     return None
 

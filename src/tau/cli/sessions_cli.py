@@ -135,14 +135,19 @@ def _rows(
     return lines
 
 
-def pick(cwd: Path) -> Path:
-    """The session the user picks from this directory's recent ones (needs a terminal)."""
+def check_can_pick() -> None:
+    """Refuse ``--resume`` at once when stdin is not a terminal (nobody could answer)."""
     if not (sys.stdin is not None and sys.stdin.isatty()):
         raise UsageError(
             "--resume picks from a list on a terminal; here, list the sessions with "
             "`tau sessions` and open one with `--session ID`"
         )
-    summaries = recent(cwd, PICK_LIMIT)
+
+
+def pick(cwd: Path) -> Path:
+    """The session the user picks from this directory's recent ones (needs a terminal)."""
+    check_can_pick()
+    summaries = [s for s in recent(cwd, PICK_LIMIT) if s.usable]
     if not summaries:
         raise UsageError("no saved session in this directory (`tau sessions list --all`)")
     err = sys.stderr
