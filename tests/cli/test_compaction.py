@@ -271,3 +271,18 @@ def test_the_command_compacts_on_overflow_and_retries(
     assert "[compacted: " in done.stderr
     shown = tau("sessions", "show", tau("sessions").stdout.split()[0])
     assert "SUMMARY of one" in shown.stdout and "question one" in shown.stdout
+
+
+def test_json_mode_reports_compaction_as_events(tau: TauRunner, script) -> None:
+    assert tau("--model", script([{"text": "one"}]), "question one").returncode == 0
+    second = script([{"error": OVERFLOW, "status": 400}, {"text": "SUMMARY"}, {"text": "two"}])
+    done = tau("-c", "--json", "--model", second, "question two")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    start = kinds.index("auto_compaction_start")
+    assert events[start] == {"type": "auto_compaction_start", "reason": "overflow"}
+    end = events[kinds.index("auto_compaction_end")]
+    assert end["willRetry"] is True and end["result"]["summary"] == "SUMMARY"
+    assert kinds[start - 1] == "agent_end" and kinds[-1] == "agent_end", "the retry is a run"
+    assert events[-1]["messages"][-1]["content"][0]["text"] == "two"

@@ -392,7 +392,7 @@ async def run_once(
         notice = f"model: {model_spec(app.model)}"
     if notice is not None:
         print(_dim(notice), file=sys.stderr, flush=True)
-    output = _Output(_json_printer() if json_mode else Renderer(), app.agent.abort)
+    output = _Output(_json_printer() if json_mode else Renderer(), app.abort)
     app.agent.subscribe(output)
     loop = asyncio.get_running_loop()
     interrupted = 0
@@ -402,7 +402,7 @@ async def run_once(
         interrupted += 1
         if interrupted > 1:
             raise SystemExit(EXIT_INTERRUPTED)
-        app.agent.abort(INTERRUPTED)
+        app.abort(INTERRUPTED)
 
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
     try:

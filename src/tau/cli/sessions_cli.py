@@ -1,32 +1,24 @@
 """Sessions on the command line: which one a run uses (``-c``, ``-r``, ``--session``,
 ``--no-session``) and ``tau sessions [list|show|export|rm]``.
 
-Only the standard library and the session store are imported here at module level; a session
-file is loaded as messages only to show or export it.
+Only ``argparse`` and ``sys`` are imported at module level (``tau --help`` stays fast); the
+session store is imported when a session is looked for, and a file is loaded as messages only
+to show or export it.
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tau.cli.errors import EXIT_OK, UsageError
-from tau.cli.session_store import (
-    SessionSummary,
-    StoreError,
-    find,
-    latest,
-    looks_like_id,
-    recent,
-    sessions_dir,
-)
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tau.agent import AgentMessage
+    from tau.cli.session_store import SessionSummary
 
 PICK_LIMIT = 20
 """How many sessions ``--resume`` offers."""
@@ -72,6 +64,10 @@ def session_choice(args: argparse.Namespace, cwd: Path) -> tuple[Path | None, Pa
     Raises :class:`~tau.cli.errors.UsageError` for a session that cannot be found and
     :class:`PickCancelled` when the user picks none.
     """
+    from pathlib import Path
+
+    from tau.cli.session_store import StoreError, find, latest, looks_like_id, sessions_dir
+
     if args.no_session:
         return None, None
     folder = sessions_dir(cwd)
@@ -109,6 +105,8 @@ def age(seconds_ago: float) -> str:
 
 def _width(stream: object) -> int | None:
     """The terminal's width, or None (no cutting) when ``stream`` is not a terminal."""
+    import shutil
+
     isatty = getattr(stream, "isatty", None)
     return shutil.get_terminal_size().columns if isatty is not None and isatty() else None
 
@@ -116,6 +114,8 @@ def _width(stream: object) -> int | None:
 def _rows(
     summaries: list[SessionSummary], numbered: bool, show_dir: bool, width: int | None
 ) -> list[str]:
+    import time
+
     now = time.time()
     lines = []
     for number, s in enumerate(summaries, 1):
@@ -146,6 +146,8 @@ def check_can_pick() -> None:
 
 def pick(cwd: Path) -> Path:
     """The session the user picks from this directory's recent ones (needs a terminal)."""
+    from tau.cli.session_store import recent
+
     check_can_pick()
     summaries = [s for s in recent(cwd, PICK_LIMIT) if s.usable]
     if not summaries:
@@ -207,6 +209,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _load(reference: str, cwd: Path) -> tuple[Path, list[AgentMessage], str]:
     from tau.cli.session import Session, SessionError
+    from tau.cli.session_store import StoreError, find
 
     try:
         path = find(reference, cwd)
@@ -218,6 +221,10 @@ def _load(reference: str, cwd: Path) -> tuple[Path, list[AgentMessage], str]:
 
 def sessions_command(argv: list[str], cwd: Path) -> int:
     """``tau sessions ...``; returns the exit status."""
+    from pathlib import Path
+
+    from tau.cli.session_store import StoreError, find, recent
+
     args = parser().parse_args(argv)
     command = args.command or "list"
     if command == "list":
