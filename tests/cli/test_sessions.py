@@ -25,6 +25,20 @@ def _ids(tau: TauRunner) -> list[str]:
     return [line.split()[0] for line in tau("sessions").stdout.splitlines()]
 
 
+def _spawn(tmp_path: Path, *args: str) -> Any:
+    """``tau ARGS`` under a pseudo-terminal in ``tmp_path/work``."""
+    import pexpect
+
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "tau.cli", *args],
+        cwd=str(tmp_path / "work"),
+        env=clean_env(tmp_path, TERM="dumb"),
+        encoding="utf-8",
+        timeout=20,
+    )
+
+
 def test_every_run_is_saved_in_its_directorys_folder(tau: TauRunner, tmp_path: Path) -> None:
     assert tau("-m", "faux/echo", "remember 42").returncode == 0
     [path] = _saved(tmp_path)
@@ -83,14 +97,7 @@ def test_resume_picks_from_a_numbered_list_on_a_terminal(tau: TauRunner, tmp_pat
 
     assert tau("-m", "faux/echo", "the older one").returncode == 0
     assert tau("-m", "faux/echo", "the newer one").returncode == 0
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "tau.cli", "-r", "-m", "faux/echo", "and then?"],
-        cwd=str(tmp_path / "work"),
-        env=clean_env(tmp_path, TERM="dumb"),
-        encoding="utf-8",
-        timeout=20,
-    )
+    child = _spawn(tmp_path, "-r", "-m", "faux/echo", "and then?")
     child.expect(r"1\. \w{8} .*the newer one")
     child.expect(r"2\. \w{8} .*the older one")
     child.expect(r"resume which\? \[1-2, Enter to cancel\] ")
@@ -108,14 +115,7 @@ def test_interactive_resume_shows_the_last_exchange(tau: TauRunner, tmp_path: Pa
     import pexpect
 
     assert tau("-m", "faux/echo", "remember 42").returncode == 0
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "tau.cli", "-c"],
-        cwd=str(tmp_path / "work"),
-        env=clean_env(tmp_path, TERM="dumb"),
-        encoding="utf-8",
-        timeout=20,
-    )
+    child = _spawn(tmp_path, "-c")
     child.expect("resumed 2 messages · faux/echo")
     child.expect("> remember 42\r\nremember 42")
     child.sendline("/exit")

@@ -330,9 +330,9 @@ class Session:
         ``endpoint`` (``api``, ``baseUrl``) is stored for a model no name can find again.
         """
         spec = f"{provider}/{model_id}"
-        if spec != self.model or (
-            endpoint and any((self.model_entry or {}).get(k) != v for k, v in endpoint.items())
-        ):
+        current = self.model_entry or {}
+        recorded = {k: current[k] for k in ("api", "baseUrl") if k in current}
+        if spec != self.model or recorded != (endpoint or {}):
             self.model = spec
             entry = {"type": "model_change", "provider": provider, "modelId": model_id}
             self.model_entry = {**entry, **(endpoint or {})}
