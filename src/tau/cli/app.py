@@ -519,9 +519,11 @@ class App:
 
     # ----------------------------------------------------------------------- runs
 
-    async def run(self, text: str) -> RunResult:
-        """One prompt, until the agent is idle, compacting the context when it must."""
-        if self._over_threshold(estimate_tokens(UserMessage(text))):
+    async def run(self, text: str | UserMessage) -> RunResult:
+        """One prompt (text, or a message with attachments), until the agent is idle,
+        compacting the context when it must."""
+        message = UserMessage(text) if isinstance(text, str) else text
+        if self._over_threshold(estimate_tokens(message)):
             await self._auto_compact("threshold", will_retry=False)
         result = await self.agent.prompt(text)
         result = await self._after_run(result)
