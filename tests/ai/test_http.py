@@ -19,13 +19,13 @@ from tau.ai import http as tau_http
 from tau.ai.builder import MessageBuilder, ProviderError
 from tau.ai.http import (
     ProviderHTTPError,
-    SSEEvent,
     error_message_from_body,
     get_client,
     open_stream,
     resolve_timeouts,
     retry_delay_from_headers,
 )
+from tau.ai.sse import SSEEvent
 from tests.ai.servers import (
     CLOSE,
     JSON_HEADERS,
@@ -33,9 +33,9 @@ from tests.ai.servers import (
     STALL,
     LocalServer,
     Reply,
-    sse,
     wait_until,
 )
+from tests.factories import sse
 
 OK_STREAM = sse(("a", '{"n":1}'), ("b", '{"n":2}'))
 ANTHROPIC_OVERLOADED = json.dumps(
@@ -45,7 +45,7 @@ ANTHROPIC_OVERLOADED = json.dumps(
 
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tau_http, "BACKOFF_BASE_S", 0.01)
+    monkeypatch.setattr(tau_http._retry, "BACKOFF_BASE_S", 0.01)
 
 
 async def collect(url: str, **options: Any) -> list[SSEEvent]:

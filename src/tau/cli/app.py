@@ -33,6 +33,7 @@ from tau.agent import (
     UsageLimits,
 )
 from tau.ai import (
+    LOCAL_PROVIDER,
     AbortController,
     AbortSignal,
     AssistantMessage,
@@ -42,7 +43,6 @@ from tau.ai import (
     complete_simple,
     is_context_overflow,
 )
-from tau.ai.local_models import LOCAL_PROVIDER
 from tau.cli.argtypes import THINKING_LEVELS
 from tau.cli.compaction import (
     SUMMARY_SYSTEM_PROMPT,

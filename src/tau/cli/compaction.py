@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,7 +39,6 @@ from tau.ai import (
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.types import now_ms
 
 COMPACTION_ROLE = "compactionSummary"
 SUMMARY_PREFIX = (
@@ -62,7 +62,7 @@ class CompactionSummary(BaseModel):
         serialization_alias="tokensBefore",
         validation_alias=AliasChoices("tokensBefore", "tokens_before"),
     )
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = Field(default_factory=lambda: int(time.time() * 1000))
     read_files: list[str] = Field(
         default_factory=list,
         serialization_alias="readFiles",

@@ -46,8 +46,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tau.ai import Model, SerializationError, find_model, get_api_providers, get_models, load_model
-from tau.ai.serialization import load_compat
+from tau.ai import (
+    Model,
+    OpenAICompletionsCompat,
+    SerializationError,
+    find_model,
+    get_api_providers,
+    get_models,
+    load_model,
+)
 from tau.cli.config import tau_home
 
 _VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -158,7 +165,7 @@ class CustomProvider:
         if self.headers:
             changes["headers"] = {**(model.headers or {}), **_resolved(self.headers, self.name)}
         if self.compat is not None:
-            changes["compat"] = load_compat(self.compat, f"providers.{self.name}.compat")
+            changes["compat"] = _load_compat(self.compat, f"providers.{self.name}")
         return replace(model, **changes) if changes else model
 
 
@@ -182,6 +189,12 @@ class CustomModels:
     def all_models(self) -> list[Model]:
         """Every model the file defines."""
         return [replace(m) for p in self.providers.values() for m in p.models]
+
+
+def _load_compat(raw: dict[str, Any], where: str) -> OpenAICompletionsCompat | None:
+    """pi's ``compat`` object as tau's flags (errors named ``<where>.compat``), read the way
+    a model's own ``compat`` is."""
+    return load_model({"id": "-", "api": "-", "provider": "-", "compat": raw}, where).compat
 
 
 def _typed(value: Any, kind: type | tuple[type, ...], where: str, what: str) -> Any:

@@ -280,7 +280,7 @@ def _session_model(entry: dict[str, Any] | None) -> Model | None:
 def _settings(args: argparse.Namespace) -> Settings:
     from pathlib import Path
 
-    from tau.ai.local_models import LOCAL_PROVIDER
+    from tau.ai import LOCAL_PROVIDER
     from tau.cli.app import Settings
     from tau.cli.compaction import load_settings
     from tau.cli.config import load_config

@@ -28,18 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from tau.ai import (
+    INSTALL_HINT,
+    LOCAL_PROVIDER,
     Model,
     OpenAICompletionsCompat,
+    default_local_model,
     find_model,
     get_env_api_key,
     get_models,
     get_providers,
-)
-from tau.ai.local_models import (
-    DEFAULT_LOCAL_MODEL_ID,
-    INSTALL_HINT,
-    LOCAL_PROVIDER,
-    default_local_model,
     local_model,
 )
 from tau.cli.config import load_config
@@ -251,8 +248,8 @@ def remembered_spec(model: Model) -> str | None:
     time: a scripted model, a GGUF path, an endpoint given only by ``--base-url``."""
     if model.provider == "faux" or model.provider == AD_HOC_PROVIDER:
         return None
-    if model.provider == LOCAL_PROVIDER and model.id != DEFAULT_LOCAL_MODEL_ID:
-        return None
+    if model.provider == LOCAL_PROVIDER and find_model(LOCAL_PROVIDER, model.id) is None:
+        return None  # a GGUF path, not the catalog's embedded model
     named = lookup(model.provider, model.id)
     if named is None or named.base_url != model.base_url:
         return None
@@ -305,7 +302,7 @@ def complete_model(partial: str) -> list[str]:
     for provider in providers_with_keys():
         usable += [model_spec(m) for m in get_models(provider)]
     if local_available():
-        usable.append(f"{LOCAL_PROVIDER}/{DEFAULT_LOCAL_MODEL_ID}")
+        usable += [model_spec(m) for m in get_models(LOCAL_PROVIDER)]
     found = matching(usable)
     if found or not word:
         return found
