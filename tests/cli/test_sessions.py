@@ -165,3 +165,17 @@ def test_sessions_help_and_bad_ids(tau: TauRunner, tmp_path: Path) -> None:
     assert (tmp_path / "work" / "deadbeef").is_file()
     assert tau("--session", "chat", "-m", "faux/echo", "hi").stderr == ""
     assert (tmp_path / "work" / "chat").is_file()
+
+
+def test_an_attachment_is_saved_and_resumed_but_listed_as_typed(
+    tau: TauRunner, tmp_path: Path
+) -> None:
+    (tmp_path / "work" / "notes.txt").write_text("THE FILE'S CONTENTS\n")
+    assert tau("-m", "faux/echo", "summarise @notes.txt").returncode == 0
+    [line] = tau("sessions").stdout.splitlines()
+    assert line.endswith("summarise @notes.txt"), "what was typed, not the attached file"
+    again = tau("-c", "and now?")
+    assert again.returncode == 0 and again.stderr == "resumed 2 messages · faux/echo\n"
+    shown = tau("sessions", "show", line.split()[0]).stdout
+    assert '<file path="notes.txt">\nTHE FILE\'S CONTENTS\n</file>' in shown
+    assert "and now?" in shown

@@ -82,14 +82,15 @@ class SessionSummary:
         return self.id[:8]
 
 
-def _text_of(message: dict[str, Any]) -> str:
+def _prompt_of(message: dict[str, Any]) -> str:
+    """What the user typed: the text, or the first text block (attached files follow it)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(
-            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
-        )
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                return str(block["text"])
     return ""
 
 
@@ -130,7 +131,7 @@ def summarize(path: Path) -> SessionSummary:
             message = entry["message"]
             summary.messages += 1
             if not summary.first_prompt and message.get("role") == "user":
-                summary.first_prompt = " ".join(_text_of(message).split())[:_PROMPT_PREVIEW]
+                summary.first_prompt = " ".join(_prompt_of(message).split())[:_PROMPT_PREVIEW]
             if message.get("role") == "assistant" and summary.model_entry is None:
                 summary.model_entry = {
                     "provider": message.get("provider"),
