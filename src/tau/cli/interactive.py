@@ -12,8 +12,9 @@ steering (delivered after the current tool calls), ``/follow text`` as a follow-
 when the agent would stop). ``@path`` attaches a file (:mod:`tau.cli.attach`); Tab completes
 commands, their arguments and ``@`` paths. Ctrl-C aborts the run (or clears the line); a second
 Ctrl-C in a row exits, as do Ctrl-D and ``/exit``. ``/follow``, ``/help`` and ``/exit`` are
-handled here; every other slash command comes from :mod:`tau.cli.commands`. History is kept in
-``$TAU_HOME/history``.
+handled here; every other slash command comes from :mod:`tau.cli.commands` (the session's:
+``/new``, ``/session``, ``/model``, ``/compact``…). A resumed session starts by saying what was
+loaded and showing the last exchange. History is kept in ``$TAU_HOME/history``.
 
 Without a capable terminal (``TERM=dumb``, or stdout not a terminal) the prompt is a plain one
 and the output is plain text, as in a pipe.
