@@ -53,6 +53,15 @@ class StreamOptions(TypedDict, total=False):
     """Retries of 429/5xx/overloaded before the first byte (default 3)."""
     max_retry_delay_ms: int
     """Fail instead of waiting when the server asks for a longer delay (default 60 000; 0 = no cap)."""
+    max_output_chars: int
+    """Characters of output (text, thinking, tool arguments) one response may stream before
+    it ends with an error (default: 1 Mi + 64 per token of ``max_tokens``)."""
+    max_buffered_events: int
+    """Pause reading the response while the stream's reader leaves more events than this
+    unread (default: no limit, for callers that only await the result)."""
+    max_line_bytes: int
+    """Bytes one incomplete server-sent event (or binary frame) may hold before the stream
+    ends with an error (default 8 MiB)."""
 
 
 class SimpleStreamOptions(StreamOptions, total=False):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
-from tau.ai.adapter import ProviderRequest, set_given
+from tau.ai.adapter import ProviderRequest, set_given, tool_arguments_json
 from tau.ai.env_keys import require_api_key
 from tau.ai.headers import JSON_EVENT_STREAM, request_headers
 from tau.ai.providers.mistral.options import MistralOptions
@@ -64,7 +63,7 @@ def _assistant_message(message: AssistantMessage) -> JsonDict | None:
                     "type": "function",
                     "function": {
                         "name": block.name,
-                        "arguments": json.dumps(block.arguments, ensure_ascii=False),
+                        "arguments": tool_arguments_json(block, ensure_ascii=False),
                     },
                 }
             )

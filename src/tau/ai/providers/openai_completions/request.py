@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tau.ai import AssistantMessage, Context, Message, Model, ToolResultMessage, UserMessage
-from tau.ai.adapter import ProviderRequest
+from tau.ai.adapter import ProviderRequest, tool_arguments_json
 from tau.ai.env_keys import resolve_api_key
 from tau.ai.headers import JSON_EVENT_STREAM, request_headers
 from tau.ai.providers.copilot import COPILOT_PROVIDER, copilot_dynamic_headers
@@ -97,7 +97,7 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
     return {
         "id": call.id,
         "type": "function",
-        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        "function": {"name": call.name, "arguments": tool_arguments_json(call)},
     }
 
 

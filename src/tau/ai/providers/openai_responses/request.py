@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
-from tau.ai.adapter import set_given
+from tau.ai.adapter import set_given, tool_arguments_json
 from tau.ai.errors import ProviderError
 from tau.ai.providers.openai_responses.options import ResponsesOptions
 from tau.ai.providers.parts import typed_parts
@@ -169,7 +169,7 @@ def _assistant_items(model: Model, message: AssistantMessage, msg_index: int) ->
                 "type": "function_call",
                 "call_id": call_id,
                 "name": block.name,
-                "arguments": json.dumps(block.arguments, ensure_ascii=False),
+                "arguments": tool_arguments_json(block, ensure_ascii=False),
             }
             # An fc_ id from another model of the same API would make OpenAI look for the
             # reasoning item that produced it, which that model's history does not carry.
