@@ -3,6 +3,7 @@ state and settings commands, compaction and a new session, all answered by ``id`
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -115,4 +116,25 @@ def test_a_malformed_line_gets_an_error_and_the_process_goes_on(tmp_path: Path) 
     missing = client.call({"id": 2, "type": "prompt"})
     assert missing["error"] == '"message" must be a non-empty string'
     assert client.call({"id": 3, "type": "get_state"})["success"]
+    assert client.close() == 0
+
+
+def test_a_prompt_with_images_sends_them_and_a_bad_image_is_refused(tmp_path: Path) -> None:
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 32).decode()
+    client = RpcClient(tmp_path, "--model", "faux/echo")
+    image = {"type": "image", "data": png, "mimeType": "image/png"}
+    assert client.call({"id": 1, "type": "prompt", "message": "what is this?", "images": [image]})[
+        "success"
+    ]
+    end = client.wait_for(_ended)
+    [content] = [m["content"] for m in end["messages"] if m["role"] == "user"]
+    assert content == [{"type": "text", "text": "what is this?"}, image]
+    for bad, error in (
+        ({**image, "data": "not base64!"}, '"images"[0].data must be base64 image data'),
+        ({**image, "mimeType": "text/plain"}, '"images"[0].mimeType must be one of image/gif'),
+        ("a path", '"images"[0] must be {"type": "image", "data", "mimeType"}'),
+    ):
+        refused = client.call({"id": 2, "type": "prompt", "message": "and this?", "images": [bad]})
+        assert refused["success"] is False and refused["error"].startswith(error)
+    assert client.call({"id": 3, "type": "get_state"})["data"]["messageCount"] == 2
     assert client.close() == 0

@@ -10,10 +10,12 @@ in progress to finish, then exits.
 
 Commands:
 
-* ``prompt {message, streamingBehavior?}``: answered as soon as the run starts; the run's
+* ``prompt {message, images?, streamingBehavior?}``: answered as soon as the run starts; the run's
   events follow. While a run is going on, ``streamingBehavior`` must be ``steer`` or
   ``followUp`` (the message is queued), else the prompt is refused.
-* ``steer {message}``, ``follow_up {message}``: queue a message (delivered after the current
+  ``images`` are pi's ``[{"type": "image", "data": base64, "mimeType"}]``, for models that
+  take images.
+* ``steer {message, images?}``, ``follow_up {message, images?}``: queue a message (delivered after the current
   tool calls, or when the agent would stop).
 * ``abort``: abort the run or compaction; answered once the agent is idle.
 * ``get_state``: model, thinking level, whether a run or compaction is going on, session
@@ -30,6 +32,7 @@ Tools that change files or run commands need ``--yes``: nobody is there to be as
 from __future__ import annotations
 
 import asyncio
+import binascii
 import json
 import sys
 import threading
@@ -37,10 +40,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO, TextIO
 
 from tau.agent import AgentEvent, dump_agent_message, event_to_json
+from tau.ai import ImageContent, TextContent, UserContent, UserMessage
 from tau.cli.app import App, AppEvent, Settings, dump_app_event, dump_compaction
 from tau.cli.errors import EXIT_OK
 
 MAX_LINE = 16 * 1024 * 1024
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+MAX_IMAGES = 64
 """A command line longer than this is refused (and skipped to its end)."""
 
 Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[Any]]
@@ -70,6 +76,41 @@ def _text_field(command: dict[str, Any], name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise CommandFailed(f'"{name}" must be a non-empty string')
     return value
+
+
+def _message_field(server: RpcServer, command: dict[str, Any]) -> str | UserMessage:
+    """The ``message`` with its ``images`` (``[{"type": "image", "data": base64, "mimeType"}]``,
+    as in pi) when there are any; each image is checked before anything is queued or sent."""
+    text = _text_field(command, "message")
+    images = command.get("images")
+    if images is None or images == []:
+        return text
+    if not isinstance(images, list) or len(images) > MAX_IMAGES:
+        raise CommandFailed(f'"images" must be a list of at most {MAX_IMAGES} images')
+    model = server.app.model
+    if "image" not in model.input:
+        raise CommandFailed(f"{model.provider}/{model.id} takes no images")
+    content: list[UserContent] = [TextContent(text)]
+    for index, image in enumerate(images):
+        where = f'"images"[{index}]'
+        if not isinstance(image, dict) or image.get("type", "image") != "image":
+            raise CommandFailed(f'{where} must be {{"type": "image", "data", "mimeType"}}')
+        mime, data = image.get("mimeType"), image.get("data")
+        if mime not in IMAGE_TYPES:
+            raise CommandFailed(f"{where}.mimeType must be one of {', '.join(sorted(IMAGE_TYPES))}")
+        try:
+            valid = (
+                isinstance(data, str)
+                and bool(data)
+                and bool(binascii.a2b_base64(data, strict_mode=True))
+            )
+        except (binascii.Error, ValueError):
+            valid = False
+        if not valid:
+            raise CommandFailed(f"{where}.data must be base64 image data")
+        assert isinstance(data, str) and isinstance(mime, str)
+        content.append(ImageContent(data=data, mime_type=mime))
+    return UserMessage(content)
 
 
 class RpcServer:
@@ -198,7 +239,7 @@ class RpcServer:
 
     # ----------------------------------------------------------------------- runs
 
-    def start_run(self, text: str) -> None:
+    def start_run(self, text: str | UserMessage) -> None:
         """Start a prompt's run in the background."""
 
         async def run() -> None:
@@ -216,9 +257,7 @@ class RpcServer:
 
 @_handler("prompt")
 async def _prompt(server: RpcServer, command: dict[str, Any]) -> None:
-    text = _text_field(command, "message")
-    if command.get("images"):
-        raise CommandFailed("images are not supported in prompts yet")
+    text = _message_field(server, command)
     app = server.app
     behaviour = command.get("streamingBehavior")
     if (server.run is not None and not server.run.done()) or app.busy:
@@ -239,12 +278,12 @@ async def _prompt(server: RpcServer, command: dict[str, Any]) -> None:
 
 @_handler("steer")
 async def _steer(server: RpcServer, command: dict[str, Any]) -> None:
-    server.app.agent.steer(_text_field(command, "message"))
+    server.app.agent.steer(_message_field(server, command))
 
 
 @_handler("follow_up")
 async def _follow_up(server: RpcServer, command: dict[str, Any]) -> None:
-    server.app.agent.follow_up(_text_field(command, "message"))
+    server.app.agent.follow_up(_message_field(server, command))
 
 
 @_handler("abort")
