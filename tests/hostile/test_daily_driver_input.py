@@ -140,7 +140,8 @@ def test_malformed_rpc_lines_each_get_an_error_and_the_process_goes_on(tmp_path:
     bad = [
         ({"id": [1], "type": "prompt", "message": 7}, '"message" must be a non-empty string'),
         ({"id": {"x": 1}, "type": "steer", "message": ""}, '"message" must be a non-empty string'),
-        ({"id": 3, "type": "prompt", "message": "hi", "images": [1]}, "images are not supported"),
+        ({"id": 3, "type": "prompt", "message": "hi", "images": [1]}, '"images"[0] must be {'),
+        ({"id": 3, "type": "prompt", "message": "hi", "images": {"a": 1}}, '"images" must be a'),
         ({"id": 4, "type": "set_model"}, '"provider" must be a non-empty string'),
         ({"id": 5, "type": "compact", "customInstructions": 5}, '"customInstructions" must be'),
         (
