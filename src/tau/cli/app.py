@@ -97,6 +97,8 @@ class Settings:
     fallback_models: Sequence[Model] = ()
     session_dir: Path | None = None
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    output_type: Any = None
+    """What each run must end on (``--output-schema``): a JSON Schema dict or a pydantic model."""
 
 
 class AppError(RuntimeError):
@@ -265,6 +267,7 @@ class App:
             tool_sources=[self.mcp] if self.mcp else (),
             usage_limits=settings.usage_limits,
             fallback_models=settings.fallback_models,
+            output_type=settings.output_type,
         )
         self.agent.subscribe(self._on_agent_event)
         self.compaction_usage = RunUsage()
@@ -547,6 +550,7 @@ class App:
                 final_message=retry.final_message,
                 error=retry.error,
                 aborted=retry.aborted,
+                output=retry.output,
             )
         if self._over_threshold():
             await self._auto_compact("threshold", will_retry=False)

@@ -5,6 +5,7 @@
     tau "prompt"                 one agent run, the answer streamed to stdout
     cat file | tau "prompt"      the same, with the piped text after the prompt
     tau --json "prompt"          every agent event as one JSON line
+    tau --output-schema S "p"    only the validated JSON output on stdout (S: file or module:Model)
     tau                          an interactive session
     tau -c / tau -r              continue this directory's last session / pick one
     tau --mode rpc               JSON commands on stdin, events and responses on stdout
@@ -131,6 +132,13 @@ def _parser() -> argparse.ArgumentParser:
         default="text",
         help="json: as --json; rpc: read JSON commands from stdin, one per line, and write "
         "events and responses to stdout",
+    )
+    parser.add_argument(
+        "--output-schema",
+        metavar="SCHEMA",
+        help="end the run on a value valid under SCHEMA (a JSON Schema file, or module:Model "
+        "naming a pydantic model) and print only that JSON on stdout (with --json: on the "
+        "agent_end event)",
     )
     parser.add_argument(
         "--max-tokens", type=positive_int, metavar="N", help="cap on output tokens per response"
@@ -289,6 +297,11 @@ def _settings(args: argparse.Namespace) -> Settings:
     from tau.cli.sessions_cli import session_choice
     from tau.cli.tools import Workspace
 
+    output_type = None
+    if args.output_schema is not None:
+        from tau.cli.output_schema import load_output_type
+
+        output_type = load_output_type(args.output_schema)
     cwd = Path.cwd().resolve()
     session_path, session_dir = session_choice(args, cwd)
     session = Session.open(session_path) if session_path is not None else None
@@ -331,6 +344,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         usage_limits=usage_limits(args),
         fallback_models=fallback_models(args, model),
         compaction=load_settings(load_config().get("compaction"), _warn),
+        output_type=output_type,
     )
 
 
@@ -416,7 +430,8 @@ async def run_once(
 
     # Questions need a terminal to answer on; without one, mutating tools need --yes.
     terminal = sys.stdin is not None and sys.stdin.isatty() and not json_mode
-    surface = None if json_mode else _terminal_surface()
+    typed = settings.output_type is not None
+    surface = None if json_mode or typed else _terminal_surface()
     ask = _ask_on_terminal if surface is None else surface.asking(_ask_on_terminal)
     app = App(
         settings,
@@ -430,6 +445,8 @@ async def run_once(
         print(_dim(notice), file=sys.stderr, flush=True)
     if json_mode:
         show: Callable[[Any], None] = _json_printer()
+    elif typed:
+        show = _activity_printer()
     elif surface is not None:
         from tau.cli.app import describe_app_event
         from tau.cli.display import TerminalRenderer, console_for
@@ -465,7 +482,26 @@ async def run_once(
         await app.aclose()
     if output.closed:
         raise BrokenPipeError
-    return _report(result)
+    status = _report(result)
+    if typed and not json_mode and status == EXIT_OK:
+        from tau.cli.output_schema import dump_output
+
+        print(dump_output(result.output), flush=True)
+    return status
+
+
+def _activity_printer() -> Callable[[Any], None]:
+    """What a run with ``--output-schema`` shows: tool activity and notices on stderr, not the
+    answer (stdout carries only the validated JSON, once the run is over)."""
+    from tau.cli.render import Renderer, Spinner
+
+    renderer = Renderer(out=sys.stderr, spinner=Spinner(sys.stderr))
+
+    def show(event: Any) -> None:
+        if event.type != "message_update":
+            renderer(event)
+
+    return show
 
 
 def _terminal_surface() -> TerminalSurface | None:
@@ -531,6 +567,8 @@ def _dispatch(argv: Sequence[str]) -> int:
     if args.resume:
         check_can_pick()  # before stdin is read as the prompt
     parts = _prompt_parts(args.prompt)
+    if args.output_schema is not None and parts is None:
+        raise UsageError("--output-schema needs a prompt")
     if args.attach and parts is None:
         raise UsageError("--attach needs a prompt (in a session, type @FILE in a message)")
     try:
