@@ -129,7 +129,9 @@ def test_unknown_model_suggests_close_matches(tau: TauRunner) -> None:
     provider = tau("--model", "antropic/claude-sonnet-4-5", "hi")
     assert "unknown provider 'antropic' (did you mean: anthropic?)" in provider.stderr
     bare = tau("--model", "claude", "hi")
-    assert "--model needs provider/id" in bare.stderr
+    assert bare.returncode == 2
+    assert "unknown model 'claude' (did you mean: " in bare.stderr
+    assert "anthropic/claude-" in bare.stderr
 
 
 def test_no_key_is_a_clear_error(tau: TauRunner) -> None:
@@ -155,10 +157,23 @@ def test_models_lists_the_catalog_and_keys(tau: TauRunner) -> None:
     assert wrong.returncode == 2 and "did you mean: openai" in wrong.stderr
 
 
-def test_last_used_model_is_the_default(tau: TauRunner) -> None:
-    assert tau("--model", "faux/echo", "first").returncode == 0
+def test_last_used_model_is_the_default_but_no_scripted_one(
+    tau: TauRunner, script, tmp_path: Path
+) -> None:
+    home = tmp_path / "tau-home"
+    home.mkdir()
+    # A models.json provider on the faux adapter: an echo model that is not a test script.
+    models = {"echoes": {"api": "faux", "baseUrl": "faux://echoes", "models": [{"id": "e1"}]}}
+    (home / "models.json").write_text(json.dumps({"providers": models}))
+    assert tau("--model", "echoes/e1", "first").returncode == 0
     again = tau("second")
     assert (again.returncode, again.stdout) == (0, "second\n"), again.stderr
+    assert "model: echoes/e1" in again.stderr, "a model not named is named on stderr"
+    # Scripts and the catalog's faux models are used once, never remembered as the default.
+    assert tau("--model", script([{"text": "scripted"}]), "x").stdout == "scripted\n"
+    assert tau("--model", "faux/echo", "y").returncode == 0
+    third = tau("third")
+    assert (third.stdout, third.stderr) == ("third\n", "model: echoes/e1\n")
 
 
 def test_unknown_tool_is_a_clear_error(tau: TauRunner) -> None:

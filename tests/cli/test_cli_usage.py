@@ -69,7 +69,8 @@ def test_help_lists_the_tools_that_exist() -> None:
     [
         (["--model", "anthropic/claude-sonet-4-5", "hi"], "did you mean: claude-sonnet-4-5"),
         (["--model", "antropic/claude-sonnet-4-5", "hi"], "unknown provider 'antropic'"),
-        (["--model", "claude", "hi"], "--model needs provider/id"),
+        (["--model", "claude", "hi"], "unknown model 'claude' (did you mean: "),
+        (["--model", "/claude", "hi"], "--model needs provider/id"),
         (["--model", "local/nowhere.gguf", "hi"], "unknown local model 'nowhere.gguf'"),
         (["--model", "faux/echo", "--tools", "read,bsh", "hi"], "unknown tool 'bsh'"),
         (["models", "opnai"], "did you mean: openai"),

@@ -48,7 +48,10 @@ async def test_resumed_messages_are_sent_to_the_model(tmp_path: Path) -> None:
     )
     model = faux_model([FauxResponse([text("1234")])])
     app = App(
-        Settings(model=model, tool_names=[], workspace=Workspace(tmp_path), session_path=path), None
+        Settings(
+            model=model, tool_names=[], workspace=Workspace(tmp_path), session=Session.open(path)
+        ),
+        None,
     )
     await app.run("what is the code?")
     context, _ = faux_calls(model)[0]

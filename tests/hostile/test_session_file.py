@@ -189,7 +189,7 @@ async def test_a_tool_with_set_details_does_not_poison_the_cli_session(tmp_path:
     )
     path = tmp_path / "s.jsonl"
     settings = Settings(
-        model=model, tool_names=[], workspace=Workspace(tmp_path), session_path=path
+        model=model, tool_names=[], workspace=Workspace(tmp_path), session=Session.open(path)
     )
     app = App(settings, None)
     app.agent.state.tools = [tagger]

@@ -1,7 +1,7 @@
 """The openai-completions adapter against llama-cpp-python's own OpenAI-compatible server.
 
 The server (``python -m llama_cpp.server --chat_format chatml-function-calling``) runs the
-embedded model on 127.0.0.1 and is stopped after the tests. It behaves in three ways tau must
+embedded model on 127.0.0.1 (the ``llama_server`` fixture) and is stopped after the tests. It behaves in three ways tau must
 handle: ``stream: true`` with ``tool_choice: "auto"`` answers HTTP 200 with an empty body; a
 forced tool choice repeats the name and id in every delta; no usage chunk is ever sent.
 """
@@ -9,14 +9,7 @@ forced tool choice repeats the name and id in every delta; no usage chunk is eve
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 
-import httpx2
 import pytest
 
 from tau.ai import (
@@ -28,11 +21,7 @@ from tau.ai import (
     UserMessage,
     stream,
 )
-from tau.ai.local_models import embedded_gguf
 from tests.ai.stream_checks import check_grammar
-
-if importlib.util.find_spec("uvicorn") is None or importlib.util.find_spec("sse_starlette") is None:
-    pytest.skip("llama-cpp-python[server] is not installed", allow_module_level=True)
 
 WEATHER = Tool(
     "get_weather",
@@ -41,69 +30,20 @@ WEATHER = Tool(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Model]:
-    port = _free_port()
-    # A file, not a pipe: the server logs a lot, and a full pipe would block it.
-    log = (tmp_path_factory.mktemp("llama-server") / "server.log").open("w+b")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(embedded_gguf()),
-            "--chat_format",
-            "chatml-function-calling",
-            "--n_ctx",
-            "2048",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
+@pytest.fixture
+def server(llama_server: str) -> Model:
+    """The embedded model behind llama_cpp.server, as an openai-completions model."""
+    return Model(
+        id="smollm2",
+        name="SmolLM2 via llama_cpp.server",
+        api="openai-completions",
+        provider="llama-cpp-server",
+        base_url=llama_server,
+        context_window=2048,
+        max_tokens=256,
+        # This server reads max_tokens, not max_completion_tokens.
+        compat=OpenAICompletionsCompat(max_tokens_field="max_tokens", supports_store=False),
     )
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"llama_cpp.server exited: {process.stderr.read().decode()[-2000:]}"
-                )  # type: ignore[union-attr]
-            try:
-                httpx2.get(f"{base}/models", timeout=1)
-                break
-            except httpx2.HTTPError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        yield Model(
-            id="smollm2",
-            name="SmolLM2 via llama_cpp.server",
-            api="openai-completions",
-            provider="llama-cpp-server",
-            base_url=base,
-            context_window=2048,
-            max_tokens=256,
-            # This server reads max_tokens, not max_completion_tokens.
-            compat=OpenAICompletionsCompat(max_tokens_field="max_tokens", supports_store=False),
-        )
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 async def _collect(model: Model, context: Context, **options):  # type: ignore[no-untyped-def]

@@ -1,16 +1,25 @@
 """One ``tau`` session: the agent with its model, tools, prompt, confirmation hook and session file.
 
-Print, JSON and interactive mode all run through :class:`App`; they differ only in how events
-are shown and where input comes from.
+Print, JSON, RPC and interactive mode all run through :class:`App`; they differ only in how
+events are shown and where input comes from. The App is also what every front end's commands
+act on: a new session, another model or reasoning level (both recorded in the session), a
+compaction, the session's numbers, an export, the last answer.
+
+Context that fits: before a prompt and after each run the context is measured against the
+model's window; past the threshold (80 % by default, ``"compaction"`` in config.json) it is
+compacted (:mod:`tau.cli.compaction`). When the provider reports an overflow, the context is
+compacted and the turn retried, once. Each automatic compaction is announced by a
+:class:`CompactionStart` and a :class:`CompactionEnd` event to ``on_event``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tau.agent import (
     Agent,
@@ -18,16 +27,49 @@ from tau.agent import (
     AgentThinkingLevel,
     BeforeToolCallContext,
     BeforeToolCallResult,
+    MessageEndEvent,
     RunResult,
+    RunUsage,
     UsageLimits,
 )
-from tau.ai import LOCAL_PROVIDER, AbortSignal, Model, UserMessage
+from tau.ai import (
+    LOCAL_PROVIDER,
+    AbortController,
+    AbortSignal,
+    AssistantMessage,
+    Context,
+    Model,
+    UserMessage,
+    complete_simple,
+    is_context_overflow,
+)
+from tau.cli.argtypes import THINKING_LEVELS
+from tau.cli.compaction import (
+    SUMMARY_SYSTEM_PROMPT,
+    Compacted,
+    CompactionError,
+    CompactionSettings,
+    compact_messages,
+    context_tokens,
+    convert_to_llm,
+    estimate_tokens,
+    find_cut,
+)
 from tau.cli.config import save_config
+from tau.cli.errors import UsageError
 from tau.cli.mcp import MCPTools, load_servers
-from tau.cli.models import model_spec
+from tau.cli.models import (
+    check_credentials,
+    custom_key,
+    endpoint_of,
+    model_spec,
+    parse_model,
+    remembered_spec,
+)
 from tau.cli.prompt import build_system_prompt
-from tau.cli.session import Session
+from tau.cli.session import Session, SessionError
 from tau.cli.tools import MUTATING_TOOLS, Workspace, build_tools
+from tau.cli.transcript import last_answer, last_exchange, to_html, to_markdown
 
 Confirm = Callable[[str], Awaitable[bool]]
 """Asks the user a yes/no question; True means go ahead."""
@@ -35,21 +77,153 @@ Confirm = Callable[[str], Awaitable[bool]]
 
 @dataclass
 class Settings:
-    """What the command line asked for."""
+    """What the command line asked for.
+
+    ``session`` is the session to resume or start (:meth:`Session.open` on a file); without
+    one, a new session is started in ``session_dir``; with neither, nothing is saved. ``/new``
+    starts its sessions in ``session_dir`` (in memory when there is none).
+    """
 
     model: Model
     tool_names: Sequence[str]
     workspace: Workspace
     thinking: AgentThinkingLevel = "off"
     system: str | None = None
-    session_path: Path | None = None
+    session: Session | None = None
     yes: bool = False
     extra_options: dict[str, Any] = field(default_factory=dict)
     mcp_file: Path | None = None
     usage_limits: UsageLimits | None = None
     fallback_models: Sequence[Model] = ()
+    session_dir: Path | None = None
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
     output_type: Any = None
     """What each run must end on (``--output-schema``): a JSON Schema dict or a pydantic model."""
+
+
+class AppError(RuntimeError):
+    """An operation the session cannot do now (a run is going on, nothing to export…)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionStart:
+    """An automatic compaction begins (``reason``: ``threshold`` or ``overflow``)."""
+
+    reason: Literal["threshold", "overflow"]
+    tokens: int
+    type: Literal["auto_compaction_start"] = "auto_compaction_start"
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEnd:
+    """An automatic compaction ended: its result, or why it did not happen."""
+
+    reason: Literal["threshold", "overflow"]
+    result: Compacted | None
+    aborted: bool = False
+    will_retry: bool = False
+    error: str | None = None
+    type: Literal["auto_compaction_end"] = "auto_compaction_end"
+
+
+AppEvent = CompactionStart | CompactionEnd
+
+
+def describe_compaction(result: Compacted) -> str:
+    """``N messages summarised: A → B tokens`` for a notice."""
+    pieces = f" in {result.requests} requests" if result.requests > 1 else ""
+    return (
+        f"{result.messages_summarised} messages summarised{pieces}: "
+        f"{result.tokens_before:,} → {result.tokens_after:,} tokens"
+    )
+
+
+def describe_app_event(event: AppEvent) -> str:
+    """One line for a person."""
+    match event:
+        case CompactionStart(reason="overflow"):
+            return "[the context overflowed the model's window: compacting, then retrying]"
+        case CompactionStart():
+            return f"[the context is large ({event.tokens:,} tokens): compacting]"
+        case CompactionEnd(result=None):
+            return f"[compaction failed: {event.error}]"
+        case CompactionEnd(result=result):
+            assert result is not None
+            return f"[compacted: {describe_compaction(result)}]"
+
+
+def dump_app_event(event: AppEvent) -> dict[str, Any]:
+    """The JSON form (pi's ``auto_compaction_*`` events)."""
+    match event:
+        case CompactionStart():
+            return {"type": event.type, "reason": event.reason}
+        case CompactionEnd():
+            data: dict[str, Any] = {
+                "type": event.type,
+                "reason": event.reason,
+                "result": dump_compaction(event.result) if event.result else None,
+                "aborted": event.aborted,
+                "willRetry": event.will_retry,
+            }
+            if event.error is not None:
+                data["errorMessage"] = event.error
+            return data
+
+
+def dump_compaction(result: Compacted) -> dict[str, Any]:
+    """A compaction's result as JSON."""
+    return {
+        "summary": result.summary.summary,
+        "tokensBefore": result.tokens_before,
+        "tokensAfter": result.tokens_after,
+        "messagesSummarised": result.messages_summarised,
+        "requests": result.requests,
+    }
+
+
+def _notice_on_stderr(event: AppEvent) -> None:
+    line = describe_app_event(event)
+    if sys.stderr.isatty():
+        line = f"\033[2m{line}\033[0m"
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class SessionInfo:
+    """What ``/session`` shows."""
+
+    path: Path | None
+    saved: bool
+    session_id: str | None
+    model: str
+    thinking: str
+    user_messages: int
+    assistant_messages: int
+    tool_results: int
+    context_messages: int
+    context_tokens: int
+    context_window: int
+    usage: RunUsage
+
+    def lines(self) -> list[str]:
+        """The numbers as lines of text."""
+        if self.path is None:
+            where = "not saved (--no-session)"
+        else:
+            where = str(self.path) + ("" if self.saved else " (written after the first answer)")
+        usage = self.usage
+        percent = 100 * self.context_tokens / self.context_window if self.context_window else 0
+        return [
+            f"file:     {where}",
+            f"id:       {self.session_id or '-'}",
+            f"model:    {self.model} · thinking {self.thinking}",
+            f"messages: {self.user_messages} user, {self.assistant_messages} assistant, "
+            f"{self.tool_results} tool results ({self.context_messages} in the context)",
+            f"context:  {self.context_tokens:,} of {self.context_window:,} tokens ({percent:.0f}%)",
+            f"tokens:   {usage.input_tokens:,} input + {usage.output_tokens:,} output, cache read "
+            f"{usage.cache_read_tokens:,}, cache write {usage.cache_write_tokens:,}",
+            f"cost:     ${usage.cost:.4f}",
+        ]
 
 
 def describe_call(name: str, args: Any) -> str:
@@ -62,26 +236,31 @@ def describe_call(name: str, args: Any) -> str:
 
 
 class App:
-    """The agent of one ``tau`` invocation, persisting to the session file if there is one."""
+    """The agent of one ``tau`` invocation, persisting to its session file if it has one."""
 
-    def __init__(self, settings: Settings, confirm: Confirm | None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        confirm: Confirm | None,
+        on_event: Callable[[AppEvent], None] | None = None,
+    ) -> None:
         self.settings = settings
         self.confirm = confirm
-        tools = build_tools(settings.tool_names, settings.workspace)
+        self.on_event = on_event or _notice_on_stderr
+        self.tools = build_tools(settings.tool_names, settings.workspace)
         # MCP servers (the config's and --mcp FILE's): one tool source, started on first use.
-        self.mcp = MCPTools(load_servers(settings.mcp_file), reserved=[t.name for t in tools])
-        self.session = Session.open(settings.session_path) if settings.session_path else None
+        self.mcp = MCPTools(load_servers(settings.mcp_file), reserved=[t.name for t in self.tools])
+        self.session = settings.session or self._new_session_file()
+        self.resumed_messages = len(self.session.messages) if self.session else 0
+        """How many messages the session held when it was opened."""
         self.agent = Agent(
             model=settings.model,
-            system_prompt=build_system_prompt(
-                tools,
-                settings.workspace.cwd,
-                custom=settings.system,
-                small=settings.model.provider == LOCAL_PROVIDER,
-            ),
+            system_prompt=self._system_prompt(settings.model),
             thinking_level=settings.thinking,
-            tools=tools,
+            tools=self.tools,
             messages=self.session.messages if self.session else (),
+            convert_to_llm=convert_to_llm,
+            get_api_key=custom_key,
             before_tool_call=self._before_tool_call,
             session_id=self.session.id if self.session else None,
             stream_options=settings.extra_options,
@@ -90,15 +269,298 @@ class App:
             fallback_models=settings.fallback_models,
             output_type=settings.output_type,
         )
-        if self.session is not None:
-            # Resumed messages now live in the agent; the session records new ones from here.
-            self.session.messages = list(self.agent.state.messages)
-            self.session.record_model(settings.model.provider, settings.model.id)
-            self.agent.subscribe(self._persist)
+        self.agent.subscribe(self._on_agent_event)
+        self.compaction_usage = RunUsage()
+        """What summary requests have cost in this process."""
+        self._compaction: AbortController | None = None
+        self._save_problem: str | None = None
+        self._record_settings()
 
-    def _persist(self, event: AgentEvent) -> None:
-        if event.type == "message_end" and self.session is not None:
-            self.session.record_message(event.message)
+    # ----------------------------------------------------------------------- session file
+
+    def _new_session_file(self) -> Session | None:
+        directory = self.settings.session_dir
+        return Session.create(directory) if directory is not None else None
+
+    def _save(self, write: Callable[[Session], None]) -> None:
+        """Write to the session file; a failure is reported once, and the run goes on (what
+        could not be written stays pending for the next write)."""
+        if self.session is None:
+            return
+        try:
+            write(self.session)
+        except SessionError as exc:
+            if str(exc) != self._save_problem:
+                self._save_problem = str(exc)
+                print(f"tau: warning: the session is not being saved: {exc}", file=sys.stderr)
+        else:
+            self._save_problem = None
+
+    def _record_settings(self) -> None:
+        model = self.model
+        endpoint = endpoint_of(model)
+        self._save(lambda s: s.record_model(model.provider, model.id, endpoint))
+        level = self.agent.state.thinking_level
+        self._save(lambda s: s.record_thinking_level(level))
+
+    def _on_agent_event(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageEndEvent):
+            message = event.message
+            self._save(lambda s: s.record_message(message))
+
+    # ----------------------------------------------------------------------- state
+
+    @property
+    def model(self) -> Model:
+        """The model of the next request."""
+        model = self.agent.state.model
+        assert model is not None  # the App always gives the agent one
+        return model
+
+    @property
+    def busy(self) -> bool:
+        """Whether a run or a compaction is going on."""
+        return self.agent.state.is_streaming or self._compaction is not None
+
+    @property
+    def compacting(self) -> bool:
+        """Whether a compaction is going on."""
+        return self._compaction is not None
+
+    def _system_prompt(self, model: Model) -> str:
+        return build_system_prompt(
+            self.tools,
+            self.settings.workspace.cwd,
+            custom=self.settings.system,
+            small=model.provider == LOCAL_PROVIDER,
+        )
+
+    def _idle(self, what: str) -> None:
+        if self.busy:
+            raise AppError(f"cannot {what} while the agent is working (wait, or abort it first)")
+
+    def context_tokens(self) -> int:
+        """The current context's size in tokens (reported where known, else estimated)."""
+        return context_tokens(self.agent.state.messages, self.agent.state.system_prompt)
+
+    def resume_notice(self) -> str | None:
+        """``resumed 12 messages · provider/id`` when a session with messages was opened."""
+        if not self.resumed_messages:
+            return None
+        return f"resumed {self.resumed_messages} messages · {model_spec(self.model)}"
+
+    def last_exchange(self) -> str | None:
+        """The newest prompt and its answer, shortened (for a resumed session)."""
+        return last_exchange(self.agent.state.messages)
+
+    def last_answer(self) -> str | None:
+        """The text of the newest answer (what ``/copy`` copies)."""
+        return last_answer(self.agent.state.messages)
+
+    # ----------------------------------------------------------------------- operations
+
+    def new_session(self) -> Session | None:
+        """Start a new, empty session (saved in ``session_dir``, if there is one)."""
+        self._idle("start a new session")
+        self.session = self._new_session_file()
+        self.resumed_messages = 0
+        self.agent.reset()
+        self.agent.session_id = self.session.id if self.session else None
+        self._record_settings()
+        return self.session
+
+    def switch_model(self, spec: str) -> Model:
+        """Use the model ``spec`` names from the next request on (recorded in the session).
+
+        Raises :class:`~tau.cli.errors.UsageError` for an unknown model and
+        :class:`~tau.cli.models.ModelChoiceError` for a missing key.
+        """
+        model = parse_model(spec)
+        check_credentials(model)
+        self.agent.set_model(model)
+        self.agent.set_system_prompt(self._system_prompt(model))
+        self._record_settings()
+        remembered = remembered_spec(model)
+        if remembered is not None:
+            save_config({"model": remembered})
+        return model
+
+    def set_thinking(self, level: str) -> None:
+        """Use reasoning ``level`` from the next request on (recorded in the session)."""
+        if level not in THINKING_LEVELS:
+            raise UsageError(
+                f"unknown thinking level {level!r} (one of {', '.join(THINKING_LEVELS)})"
+            )
+        self.agent.set_thinking_level(level)  # type: ignore[arg-type]
+        self._record_settings()
+
+    def session_info(self) -> SessionInfo:
+        """The session's file, message counts, context size, tokens and cost."""
+        history = self.session.history if self.session else self.agent.state.messages
+        roles = [getattr(m, "role", None) for m in history]
+        usage = RunUsage()
+        if self.session is not None:
+            usage += self.session.usage
+        else:
+            for message in self.agent.state.messages:
+                if isinstance(message, AssistantMessage):
+                    usage.add_message(message)
+        usage += self.compaction_usage
+        return SessionInfo(
+            path=self.session.path if self.session else None,
+            saved=bool(self.session and self.session.on_disk),
+            session_id=self.session.id if self.session else None,
+            model=model_spec(self.model),
+            thinking=self.agent.state.thinking_level,
+            user_messages=roles.count("user"),
+            assistant_messages=roles.count("assistant"),
+            tool_results=roles.count("toolResult"),
+            context_messages=len(self.agent.state.messages),
+            context_tokens=self.context_tokens(),
+            context_window=self.model.context_window,
+            usage=usage,
+        )
+
+    def export(self, target: str | Path | None = None) -> Path:
+        """Write the whole conversation (compacted parts included) to ``target``: Markdown for
+        a ``.md`` name, else HTML; the default is ``tau-<id>.html`` in the working directory."""
+        path = Path(target).expanduser() if target else None
+        messages = self.session.history if self.session else self.agent.state.messages
+        if not messages:
+            raise AppError("nothing to export yet")
+        short = (self.session.id if self.session else "session")[:8]
+        if path is None:
+            path = self.settings.workspace.cwd / f"tau-{short}.html"
+            number = 1
+            while path.exists():
+                number += 1
+                path = self.settings.workspace.cwd / f"tau-{short}-{number}.html"
+        title = f"tau session {short} · {model_spec(self.model)}"
+        markdown = path.suffix.lower() in (".md", ".markdown")
+        text = to_markdown(messages, title) if markdown else to_html(messages, title)
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise AppError(f"cannot write {path}: {exc.strerror}") from None
+        return path
+
+    # ----------------------------------------------------------------------- compaction
+
+    async def _summarise(self, prompt: str, max_tokens: int, signal: AbortSignal) -> str:
+        model = self.model
+        options: dict[str, Any] = {
+            key: value for key, value in self.settings.extra_options.items() if key == "timeout"
+        }
+        key = custom_key(model.provider)
+        if key:
+            options["api_key"] = key
+        message = await complete_simple(
+            model,
+            Context([UserMessage(prompt)], system_prompt=SUMMARY_SYSTEM_PROMPT),
+            max_tokens=max_tokens,
+            signal=signal,
+            **options,
+        )
+        self.compaction_usage.add_message(message)
+        if message.stop_reason == "aborted" or signal.aborted:
+            raise CompactionError("aborted")
+        if message.stop_reason == "error":
+            raise CompactionError(f"the summary request failed: {message.error_message}")
+        return message.text
+
+    async def compact(self, instructions: str | None = None) -> Compacted:
+        """Summarise all but the recent turns now (``/compact``); raises
+        :class:`~tau.cli.compaction.CompactionError` or :class:`AppError`."""
+        self._idle("compact")
+        return await self._compact(instructions)
+
+    async def _compact(self, instructions: str | None) -> Compacted:
+        controller = AbortController()
+        self._compaction = controller
+        messages = list(self.agent.state.messages)
+        try:
+            result = await compact_messages(
+                messages,
+                self.model,
+                self.settings.compaction,
+                lambda prompt, tokens: self._summarise(prompt, tokens, controller.signal),
+                system_prompt=self.agent.state.system_prompt,
+                instructions=instructions,
+            )
+        finally:
+            self._compaction = None
+        self.agent.replace_messages(result.messages)
+        kept = result.kept[0] if result.kept else None
+        if self.session is not None:
+            # The session's index of the first kept message (its lists run parallel to the
+            # agent's, but an identity search cannot be misled).
+            index = next(
+                (i for i, m in enumerate(self.session.messages) if m is kept), len(messages)
+            )
+            self._save(lambda s: s.record_compaction(result.summary, index, result.tokens_before))
+        return result
+
+    async def _auto_compact(
+        self, reason: Literal["threshold", "overflow"], *, will_retry: bool
+    ) -> bool:
+        self.on_event(CompactionStart(reason, self.context_tokens()))
+        try:
+            result = await self._compact(None)
+        except CompactionError as exc:
+            aborted = str(exc) == "aborted"
+            self.on_event(CompactionEnd(reason, None, aborted=aborted, error=str(exc)))
+            return False
+        self.on_event(CompactionEnd(reason, result, will_retry=will_retry))
+        return True
+
+    def _over_threshold(self, extra_tokens: int = 0) -> bool:
+        messages = self.agent.state.messages
+        settings = self.settings.compaction
+        if not settings.over_threshold(self.context_tokens() + extra_tokens, self.model):
+            return False
+        return find_cut(messages, settings.keep_tokens(self.model)) is not None
+
+    # ----------------------------------------------------------------------- runs
+
+    async def run(self, text: str | UserMessage) -> RunResult:
+        """One prompt (text, or a message with attachments), until the agent is idle,
+        compacting the context when it must."""
+        message = UserMessage(text) if isinstance(text, str) else text
+        if self._over_threshold(estimate_tokens(message)):
+            await self._auto_compact("threshold", will_retry=False)
+        result = await self.agent.prompt(text)
+        result = await self._after_run(result)
+        remembered = remembered_spec(self.model)
+        if remembered is not None:
+            save_config({"model": remembered})
+        return result
+
+    async def _after_run(self, result: RunResult) -> RunResult:
+        final = result.final_message
+        if result.aborted or final is None:
+            return result
+        if final.stop_reason == "error" and is_context_overflow(final):
+            if not self.settings.compaction.enabled:
+                return result
+            if not await self._auto_compact("overflow", will_retry=True):
+                return result
+            retry = await self.agent.continue_()
+            return RunResult(
+                messages=[*result.messages, *retry.messages],
+                final_message=retry.final_message,
+                error=retry.error,
+                aborted=retry.aborted,
+                output=retry.output,
+            )
+        if self._over_threshold():
+            await self._auto_compact("threshold", will_retry=False)
+        return result
+
+    def abort(self, reason: str | None = None) -> None:
+        """Abort the run or compaction going on (no-op when idle)."""
+        self.agent.abort(reason)
+        if self._compaction is not None:
+            self._compaction.abort(reason)
 
     async def _before_tool_call(
         self, context: BeforeToolCallContext, signal: AbortSignal
@@ -118,12 +580,6 @@ class App:
         if allowed is None:
             return BeforeToolCallResult(block=True, reason=f"The user aborted before {name} ran.")
         return BeforeToolCallResult(block=True, reason=f"The user declined to run {name}.")
-
-    async def run(self, text: str | UserMessage) -> RunResult:
-        """One prompt (text, or a message with attachments), until the agent is idle."""
-        result = await self.agent.prompt(text)
-        save_config({"model": model_spec(self.settings.model)})
-        return result
 
     async def aclose(self) -> None:
         """Stop what the session started (MCP servers)."""

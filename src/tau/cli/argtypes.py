@@ -27,3 +27,7 @@ def positive_number(text: str, what: str = "a number") -> float:
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be {what} above 0, got {text!r}")
     return value
+
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+"""The reasoning levels ``--thinking`` and ``/thinking`` take."""

@@ -12,8 +12,9 @@ steering (delivered after the current tool calls), ``/follow text`` as a follow-
 when the agent would stop). ``@path`` attaches a file (:mod:`tau.cli.attach`); Tab completes
 commands, their arguments and ``@`` paths. Ctrl-C aborts the run (or clears the line); a second
 Ctrl-C in a row exits, as do Ctrl-D and ``/exit``. ``/follow``, ``/help`` and ``/exit`` are
-handled here; every other slash command comes from :mod:`tau.cli.commands`. History is kept in
-``$TAU_HOME/history``.
+handled here; every other slash command comes from :mod:`tau.cli.commands` (the session's:
+``/new``, ``/session``, ``/model``, ``/compact``…). A resumed session starts by saying what was
+loaded and showing the last exchange. History is kept in ``$TAU_HOME/history``.
 
 Without a capable terminal (``TERM=dumb``, or stdout not a terminal) the prompt is a plain one
 and the output is plain text, as in a pipe.
@@ -44,14 +45,14 @@ from prompt_toolkit.styles import Style
 from rich.text import Text
 
 from tau.ai import Model
-from tau.cli.app import App, Settings
+from tau.cli.app import App, AppEvent, Settings, describe_app_event
 from tau.cli.attach import AttachmentError, Prompt, build_prompt
 from tau.cli.commands import CommandContext, UnknownCommandError, help_lines, run_command
 from tau.cli.completion import TauCompleter
 from tau.cli.config import tau_home
 from tau.cli.display import TerminalRenderer, collapse, console_for
 from tau.cli.main import clean_text
-from tau.cli.render import Renderer, is_fancy_terminal
+from tau.cli.render import Renderer, RunStats, is_fancy_terminal
 
 PROMPT = "> "
 BUSY_PROMPT = "… "
@@ -157,7 +158,7 @@ class Repl:
         self.fancy = fancy
         self.out = sys.stdout
         self.surface = PromptSurface(self.out)
-        self.app = App(settings, self._confirm)
+        self.app = App(settings, self._confirm, on_event=self._on_app_event)
         self.renderer: Renderer
         if fancy:
             self.display: TerminalRenderer | None = TerminalRenderer(
@@ -168,6 +169,11 @@ class Repl:
             self.display = None
             self.renderer = Renderer()
         self.app.agent.subscribe(self.renderer)
+        self._session_shown = self.app.session
+        self._refresh_context()
+        if self.app.session is not None:
+            # The status line counts the whole session's tokens and cost, resumed ones too.
+            self.renderer.total.usage += self.app.session.usage
         self.context = CommandContext(self.app, self.renderer, self.say)
         self.run: asyncio.Task[None] | None = None
         self.question: asyncio.Future[bool] | None = None
@@ -202,6 +208,11 @@ class Repl:
         """Whether a run is in progress."""
         return self.run is not None and not self.run.done()
 
+    def _refresh_context(self) -> None:
+        """Measure the context for the status line (after a resume, ``/new``, a compaction or
+        another model; otherwise each answer reports it)."""
+        self.renderer.context = self.app.context_tokens()
+
     # ----------------------------------------------------------------------- output
 
     def say(self, text: str) -> None:
@@ -210,6 +221,11 @@ class Repl:
             self.display.notice(text, "")
         else:
             self.surface.print(text + "\n")
+
+    def _on_app_event(self, event: AppEvent) -> None:
+        self._notice(describe_app_event(event))
+        if event.type == "auto_compaction_end":
+            self._refresh_context()
 
     def _notice(self, text: str) -> None:
         if self.display is not None:
@@ -313,11 +329,11 @@ class Repl:
             return True
         if self.question is not None and not self.question.done():
             self.question.set_result(False)
-        if self.busy:
+        if self.busy or self.app.compacting:
             # The notice goes out before the abort starts: the run's "[aborted: …]" line must
             # not come first.
             self._notice("[aborting — Ctrl-C again to exit]")
-            self.app.agent.abort("Interrupted")
+            self.app.abort("Interrupted")
         else:
             self._notice("[Ctrl-C again to exit, or /exit]")
         return False
@@ -382,16 +398,19 @@ class Repl:
             await run_command(self.context, line)
         except UnknownCommandError as exc:
             self.say(str(exc))
+        if self.app.session is not self._session_shown:  # /new: the status line starts over
+            self._session_shown = self.app.session
+            self.renderer.total = RunStats()
+        self._refresh_context()
 
     async def main(self) -> int:
         """Read and dispatch messages until exit; returns the exit status."""
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._on_sigint)
         animation = loop.create_task(self._animate())
-        model = self.app.settings.model
         try:
             with patch_stdout(raw=True) if self.fancy else contextlib.nullcontext():
-                self.say(f"tau · {model.provider}/{model.id} · /help for commands")
+                self._welcome()
                 while not self.exiting:
                     if not self.fancy:
                         await self._wait_for_the_run()
@@ -413,11 +432,22 @@ class Repl:
             loop.remove_signal_handler(signal.SIGINT)
         return 0
 
+    def _welcome(self) -> None:
+        model = self._model()
+        self.say(f"tau · {model.provider}/{model.id} · /help for commands")
+        notice = self.app.resume_notice()
+        if notice is not None:
+            # What was resumed, and where the conversation was left.
+            self._notice(notice)
+            exchange = self.app.last_exchange()
+            if exchange:
+                self._notice(exchange)
+
     async def _shutdown(self) -> None:
         if self.question is not None and not self.question.done():
             self.question.set_result(False)
         if self.run is not None and self.busy:
-            self.app.agent.abort("Exiting")
+            self.app.abort("Exiting")
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(self.run), 3)
         with contextlib.suppress(Exception):

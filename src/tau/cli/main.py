@@ -7,8 +7,13 @@
     tau --json "prompt"          every agent event as one JSON line
     tau --output-schema S "p"    only the validated JSON output on stdout (S: file or module:Model)
     tau                          an interactive session
-    tau models [provider]        the catalog, and which providers have keys
+    tau -c / tau -r              continue this directory's last session / pick one
+    tau --mode rpc               JSON commands on stdin, events and responses on stdout
+    tau models [provider]        the catalog and models.json, and which providers have keys
+    tau sessions [list|show|export|rm]   the saved sessions
     tau mcp list [FILE]          the configured MCP servers: status and tools
+
+Every run is saved under ``$TAU_HOME/sessions/<directory>/`` unless ``--no-session``.
 
 Exit status: 0 on success, 1 when the run fails (one line on stderr; a traceback only with
 ``--debug``), 2 for bad usage, 130 when interrupted, 141 when stdout is closed early.
@@ -26,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tau import __version__
-from tau.cli.argtypes import positive_int, positive_number
+from tau.cli.argtypes import THINKING_LEVELS, positive_int, positive_number
 from tau.cli.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILURE,
@@ -36,14 +41,16 @@ from tau.cli.errors import (
     UsageError,
 )
 from tau.cli.run_control import add_arguments, fallback_models, usage_limits
+from tau.cli.sessions_cli import PickCancelled, check_can_pick
+from tau.cli.sessions_cli import add_arguments as add_session_arguments
 
 if TYPE_CHECKING:
     from tau.agent import RunResult
-    from tau.cli.app import Settings
+    from tau.ai import Model
+    from tau.cli.app import AppEvent, Settings
     from tau.cli.attach import Prompt
     from tau.cli.display import TerminalSurface
 
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 # Named here so that `tau --help` imports no tool; a test keeps them equal to tau.cli.tools'.
 KNOWN_TOOL_NAMES = ("read", "write", "edit", "bash", "ls", "grep", "find", "weather", "calculator")
 DEFAULT_TOOL_NAMES = ("read", "ls", "grep", "find")
@@ -67,17 +74,30 @@ def _parser() -> argparse.ArgumentParser:
         prog="tau",
         description="A small coding agent. With a prompt: one run (piped input is added after "
         "the prompt); without: an interactive session.",
-        epilog="`tau models [provider]` lists the models, `tau mcp list [FILE]` the MCP servers "
-        "(each has --help). Exit status: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted, "
-        "141 stdout closed early.",
+        epilog="`tau models [provider]` lists the models, `tau sessions` the saved sessions, "
+        "`tau mcp list [FILE]` the MCP servers (each has --help). Exit status: 0 ok, 1 the run "
+        "failed, 2 bad usage, 130 interrupted, 141 stdout closed early.",
     )
     parser.add_argument("prompt", nargs="*", help="what to ask (omit for an interactive session)")
     parser.add_argument("--version", action="version", version=f"tau {__version__}")
     parser.add_argument(
-        "-m", "--model", help="provider/id (see `tau models`); local/<file.gguf> runs a GGUF"
+        "-m",
+        "--model",
+        help="provider/id, or an id alone when one provider has it (see `tau models`); "
+        "local/<file.gguf> runs a GGUF",
     )
     parser.add_argument(
-        "--thinking", choices=THINKING_LEVELS, default="off", help="reasoning level"
+        "--base-url",
+        metavar="URL",
+        help="use the server at URL, e.g. http://localhost:11434/v1 (OpenAI chat-completions "
+        "protocol for a bare id or none: the server's model; add servers to "
+        "$TAU_HOME/models.json to keep them)",
+    )
+    parser.add_argument(
+        "--thinking",
+        choices=THINKING_LEVELS,
+        default=None,
+        help="reasoning level (default: the resumed session's, else off)",
     )
     parser.add_argument("--system", help="system prompt (replaces the default)")
     parser.add_argument(
@@ -101,11 +121,18 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="let the tools reach DIR outside the working directory (repeatable)",
     )
-    parser.add_argument("--session", metavar="FILE", help="persist to / resume from FILE (JSONL)")
+    add_session_arguments(parser)  # --session, -c, -r, --no-session
     parser.add_argument(
         "-y", "--yes", action="store_true", help="run write/edit/bash and MCP tools without asking"
     )
     parser.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    parser.add_argument(
+        "--mode",
+        choices=("text", "json", "rpc"),
+        default="text",
+        help="json: as --json; rpc: read JSON commands from stdin, one per line, and write "
+        "events and responses to stdout",
+    )
     parser.add_argument(
         "--output-schema",
         metavar="SCHEMA",
@@ -238,12 +265,36 @@ def _one_shot_prompt(parts: tuple[str, str], files: list[str], settings: Setting
 # --------------------------------------------------------------------------- runs
 
 
+def _warn(text: str) -> None:
+    sys.stderr.write(f"tau: warning: {text}\n")
+
+
+def _session_model(entry: dict[str, Any] | None) -> Model | None:
+    """The resumed session's model, if it can still be used here (else a warning)."""
+    from tau.cli.models import ModelChoiceError, check_credentials, model_from_entry
+
+    if entry is None:
+        return None
+    try:
+        model = model_from_entry(entry)
+        check_credentials(model)
+    except (UsageError, ModelChoiceError) as exc:
+        name = f"{entry.get('provider')}/{entry.get('modelId')}"
+        _warn(f"the session's model {name} cannot be used here ({exc}); using the default")
+        return None
+    return model
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     from pathlib import Path
 
     from tau.ai import LOCAL_PROVIDER
     from tau.cli.app import Settings
+    from tau.cli.compaction import load_settings
+    from tau.cli.config import load_config
     from tau.cli.models import check_credentials, choose_model
+    from tau.cli.session import Session
+    from tau.cli.sessions_cli import session_choice
     from tau.cli.tools import Workspace
 
     output_type = None
@@ -251,8 +302,18 @@ def _settings(args: argparse.Namespace) -> Settings:
         from tau.cli.output_schema import load_output_type
 
         output_type = load_output_type(args.output_schema)
-    model = choose_model(args.model)
-    check_credentials(model)
+    cwd = Path.cwd().resolve()
+    session_path, session_dir = session_choice(args, cwd)
+    session = Session.open(session_path) if session_path is not None else None
+    model = None
+    if args.model is None and args.base_url is None and session is not None:
+        model = _session_model(session.model_entry)
+    if model is None:
+        model = choose_model(args.model, base_url=args.base_url)
+        check_credentials(model)
+    thinking = args.thinking
+    if thinking is None and session is not None and session.thinking_level in THINKING_LEVELS:
+        thinking = session.thinking_level
     if args.tools is None:
         # A local model gets no tools it was not given: the embedded 135M one would call the
         # coding tools at random instead of answering.
@@ -263,7 +324,6 @@ def _settings(args: argparse.Namespace) -> Settings:
     unknown = [n for n in names if n not in KNOWN_TOOL_NAMES]
     if unknown:
         raise UsageError(f"unknown tool {unknown[0]!r} (known: {', '.join(KNOWN_TOOL_NAMES)})")
-    cwd = Path.cwd().resolve()
     workspace = Workspace(cwd, tuple(Path(p).expanduser().resolve() for p in args.allow_path))
     options: dict[str, Any] = {}
     if args.max_tokens is not None:
@@ -274,16 +334,22 @@ def _settings(args: argparse.Namespace) -> Settings:
         model=model,
         tool_names=names,
         workspace=workspace,
-        thinking=args.thinking,
+        thinking=thinking or "off",
         system=None if args.system is None else clean_text(args.system, "--system"),
-        session_path=None if args.session is None else Path(args.session),
+        session=session,
+        session_dir=session_dir,
         yes=args.yes,
         extra_options=options,
         mcp_file=None if args.mcp is None else Path(args.mcp),
         usage_limits=usage_limits(args),
         fallback_models=fallback_models(args, model),
+        compaction=load_settings(load_config().get("compaction"), _warn),
         output_type=output_type,
     )
+
+
+def _dim(text: str) -> str:
+    return f"\033[2m{text}\033[0m" if sys.stderr.isatty() else text
 
 
 async def _ask_on_terminal(question: str) -> bool:
@@ -321,6 +387,14 @@ def _json_printer() -> Callable[[Any], None]:
     return print_json
 
 
+def _print_app_event_json(event: AppEvent) -> None:
+    import json
+
+    from tau.cli.app import dump_app_event
+
+    print(json.dumps(dump_app_event(event)), flush=True)
+
+
 class _Output:
     """The event sink of one-shot mode; a closed stdout aborts the run instead of failing it."""
 
@@ -339,12 +413,19 @@ class _Output:
             self.abort("stdout was closed")
 
 
-async def run_once(settings: Settings, prompt: Prompt, *, json_mode: bool) -> int:
-    """Print (or JSON) mode: one prompt, then exit."""
+async def run_once(
+    settings: Settings, prompt: Prompt, *, json_mode: bool, named_model: str | None = None
+) -> int:
+    """Print (or JSON) mode: one prompt, then exit.
+
+    In print mode the answering model is named on stderr when the command line did not name
+    it exactly (``named_model``), and a resumed session says what it loaded.
+    """
     import asyncio
     import signal
 
     from tau.cli.app import App
+    from tau.cli.models import model_spec
     from tau.cli.render import Renderer
 
     # Questions need a terminal to answer on; without one, mutating tools need --yes.
@@ -352,23 +433,34 @@ async def run_once(settings: Settings, prompt: Prompt, *, json_mode: bool) -> in
     typed = settings.output_type is not None
     surface = None if json_mode or typed else _terminal_surface()
     ask = _ask_on_terminal if surface is None else surface.asking(_ask_on_terminal)
-    app = App(settings, ask if terminal else None)
+    app = App(
+        settings,
+        ask if terminal else None,
+        on_event=_print_app_event_json if json_mode else None,
+    )
+    notice = app.resume_notice()
+    if notice is None and not json_mode and named_model != model_spec(app.model):
+        notice = f"model: {model_spec(app.model)}"
+    if notice is not None:
+        print(_dim(notice), file=sys.stderr, flush=True)
     if json_mode:
         show: Callable[[Any], None] = _json_printer()
     elif typed:
         show = _activity_printer()
     elif surface is not None:
+        from tau.cli.app import describe_app_event
         from tau.cli.display import TerminalRenderer, console_for
 
-        show = TerminalRenderer(
-            console_for(sys.stdout), surface, lambda: app.agent.state.model or settings.model
-        )
-        surface.renderer = show
+        renderer = TerminalRenderer(console_for(sys.stdout), surface, lambda: app.model)
+        surface.renderer = renderer
+        # A compaction notice goes above the live region, not through it on stderr.
+        app.on_event = lambda event: renderer.notice(describe_app_event(event))
+        show = renderer
     else:
         from tau.cli.render import Spinner
 
         show = Renderer(spinner=Spinner(sys.stderr))
-    output = _Output(show, app.agent.abort)
+    output = _Output(show, app.abort)
     app.agent.subscribe(output)
     loop = asyncio.get_running_loop()
     interrupted = 0
@@ -378,7 +470,7 @@ async def run_once(settings: Settings, prompt: Prompt, *, json_mode: bool) -> in
         interrupted += 1
         if interrupted > 1:
             raise SystemExit(EXIT_INTERRUPTED)
-        app.agent.abort(INTERRUPTED)
+        app.abort(INTERRUPTED)
 
     loop.add_signal_handler(signal.SIGINT, on_interrupt)
     try:
@@ -456,20 +548,39 @@ def _dispatch(argv: Sequence[str]) -> int:
         from tau.cli.models import list_models
 
         return list_models(_models_parser().parse_args(argv[1:]).provider)
+    if argv and argv[0] == "sessions":
+        from pathlib import Path
+
+        from tau.cli.sessions_cli import sessions_command
+
+        return sessions_command(list(argv[1:]), Path.cwd().resolve())
     args = _parser().parse_args(argv)
-    if args.json and not args.prompt and _stdin_is_terminal():
+    mode = "json" if args.json else args.mode
+    if mode == "rpc":
+        if args.prompt or args.json:
+            raise UsageError("--mode rpc takes its prompts on stdin, as JSON commands")
+        from tau.cli.rpc import run_rpc
+
+        return run_rpc(_settings(args))
+    if mode == "json" and not args.prompt and _stdin_is_terminal():
         raise UsageError("--json needs a prompt")
+    if args.resume:
+        check_can_pick()  # before stdin is read as the prompt
     parts = _prompt_parts(args.prompt)
     if args.output_schema is not None and parts is None:
         raise UsageError("--output-schema needs a prompt")
     if args.attach and parts is None:
         raise UsageError("--attach needs a prompt (in a session, type @FILE in a message)")
-    settings = _settings(args)
+    try:
+        settings = _settings(args)
+    except PickCancelled:
+        return EXIT_OK
     if parts is not None:
         import asyncio
 
         prompt = _one_shot_prompt(parts, args.attach, settings)
-        return asyncio.run(run_once(settings, prompt, json_mode=args.json))
+        run = run_once(settings, prompt, json_mode=mode == "json", named_model=args.model)
+        return asyncio.run(run)
     try:
         from tau.cli.interactive import run_interactive
     except ImportError as exc:

@@ -1,31 +1,46 @@
-"""Which model a ``tau`` run uses, from ``--model provider/id`` or the defaults.
+"""Which model a ``tau`` run uses, from ``--model`` or the defaults.
 
-``provider/id`` splits at the first ``/`` (ids may contain more). Besides the catalog,
-``local/<path.gguf>`` runs any GGUF file and ``faux/<script.json>`` a scripted model (see
-:mod:`tau.cli.faux_script`). With no ``--model``: the last used or configured model, else the
-first provider with an API key in the environment, else the embedded local model.
+``--model`` takes ``provider/id`` (split at the first ``/``: ids may contain more), a bare id
+when one provider offers it (``gpt-4o`` is ``openai/gpt-4o``: a provider whose key is set wins,
+then the model's own maker over resellers such as Azure or OpenRouter; otherwise tau names the
+choices), or a provider's name alone (its default model). Besides the catalog and
+``$TAU_HOME/models.json`` (:mod:`tau.cli.custom_models`), ``local/<path.gguf>`` runs any GGUF
+file and ``faux/<script.json>`` a scripted model (see :mod:`tau.cli.faux_script`).
+``--base-url URL`` points a model at another server: a model named ``provider/id`` keeps its
+api there; any other id, or none (the server's only model is then asked for), is spoken to
+with the OpenAI chat-completions protocol (``openai-completions``) as provider
+``openai-compatible``, in the dialect local servers share (``max_tokens``, a ``system`` role,
+no ``store``).
+
+With no ``--model``: the last used or configured model, else the first provider with an API
+key in the environment, else the embedded local model. Scripted models, GGUF paths and
+``--base-url`` endpoints are never remembered as the last used: they would be a trap for the
+next run.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib.util
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from tau.ai import (
     INSTALL_HINT,
     LOCAL_PROVIDER,
     Model,
-    UnknownModelError,
+    OpenAICompletionsCompat,
     default_local_model,
     find_model,
     get_env_api_key,
-    get_model,
     get_models,
     get_providers,
     local_model,
 )
 from tau.cli.config import load_config
+from tau.cli.custom_models import CustomModelError, custom_models, lookup
 from tau.cli.errors import UsageError
 
 # Providers tried, in this order, when the environment has their key; then the rest of the catalog.
@@ -40,6 +55,24 @@ _PREFERRED: dict[str, str] = {
     "deepseek": "deepseek-chat",
 }
 _KEYLESS = frozenset({LOCAL_PROVIDER, "faux"})
+# Providers that resell other makers' models: a bare id means the maker's own offer.
+_RESELLERS = frozenset(
+    {
+        "amazon-bedrock",
+        "azure-openai-responses",
+        "github-copilot",
+        "google-vertex",
+        "huggingface",
+        "opencode",
+        "opencode-go",
+        "openrouter",
+        "vercel-ai-gateway",
+    }
+)
+AD_HOC_PROVIDER = "openai-compatible"
+"""The provider of a model reached only through ``--base-url``."""
+AD_HOC_API = "openai-completions"
+_DISCOVERY_TIMEOUT = 5.0
 
 
 class ModelChoiceError(ValueError):
@@ -52,11 +85,72 @@ def suggest(word: str, options: list[str]) -> str:
     return f" (did you mean: {', '.join(close)}?)" if close else ""
 
 
-def parse_model(spec: str) -> Model:
-    """The model named ``provider/id``; an unknown name is a :class:`UsageError` with close
-    matches (and so is a faux script that cannot be played)."""
+def _known_providers() -> list[str]:
+    return sorted({*get_providers(), *custom_models().providers})
+
+
+def _custom(provider: str) -> list[Model]:
+    entry = custom_models().providers.get(provider)
+    return entry.models if entry is not None else []
+
+
+def _by_id(model_id: str) -> list[Model]:
+    found = {}
+    for provider in _known_providers():
+        model = lookup(provider, model_id)
+        if model is not None:
+            found[provider] = model
+    return list(found.values())
+
+
+def _resolve_bare(model_id: str) -> Model:
+    candidates = _by_id(model_id)
+    if len(candidates) == 1:
+        return candidates[0]
+    if candidates:
+        keyed = [m for m in candidates if _usable(m)]
+        if len(keyed) == 1:
+            return keyed[0]
+        pool = keyed or candidates
+        makers = [m for m in pool if m.provider not in _RESELLERS]
+        if len(makers) == 1:
+            return makers[0]
+        choices = ", ".join(model_spec(m) for m in pool)
+        raise UsageError(f"model {model_id!r} is offered by several providers: {choices}; name one")
+    ids: dict[str, str] = {}
+    for provider in sorted(_known_providers(), key=lambda p: p in _RESELLERS):
+        for model in get_models(provider) + _custom(provider):
+            ids.setdefault(model.id, model_spec(model))
+    close = difflib.get_close_matches(model_id, list(ids), n=5, cutoff=0.5)
+    hint = f" (did you mean: {', '.join(ids[c] for c in close)}?)" if close else ""
+    raise UsageError(f"unknown model {model_id!r}{hint}; `tau models` lists them")
+
+
+def parse_model(spec: str, *, base_url: str | None = None) -> Model:
+    """The model ``spec`` names (see the module docstring), at ``base_url`` if one is given.
+
+    An unknown name is a :class:`UsageError` with close matches (and so is a faux script
+    that cannot be played, or a bad models.json value the model needs).
+    """
+    try:
+        if base_url is not None:
+            return ad_hoc_model(spec or None, base_url)
+        return _parse(spec.strip())
+    except CustomModelError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _parse(spec: str) -> Model:
+    if not spec:
+        raise UsageError("--model needs a model: provider/id or an id (see `tau models`)")
     provider, sep, model_id = spec.partition("/")
-    if not sep or not provider or not model_id:
+    if not sep:
+        if spec in _known_providers():
+            model = _first_model(spec)
+            if model is not None:
+                return model
+        return _resolve_bare(spec)
+    if not provider or not model_id:
         raise UsageError(f"--model needs provider/id, got {spec!r} (see `tau models`)")
     if provider == LOCAL_PROVIDER:
         if find_model(provider, model_id) is None and not Path(model_id).expanduser().is_file():
@@ -72,15 +166,147 @@ def parse_model(spec: str) -> Model:
             return scripted_model(Path(model_id))
         except FauxScriptError as exc:
             raise UsageError(str(exc)) from None
+    model = lookup(provider, model_id)
+    if model is not None:
+        return model
+    providers = _known_providers()
+    if provider in providers:
+        known = [m.id for m in get_models(provider)]
+        known += [m.id for m in _custom(provider)]
+        raise UsageError(
+            f"unknown model {model_id!r} for provider {provider!r}{suggest(model_id, known)}"
+        )
+    if _by_id(spec):  # an id with a slash, such as openrouter's "meta-llama/…"
+        return _resolve_bare(spec)
+    raise UsageError(f"unknown provider {provider!r}{suggest(provider, providers)}")
+
+
+def _check_url(base_url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(f"--base-url needs an http:// or https:// URL, got {base_url!r}")
+    return base_url.strip().rstrip("/")
+
+
+def ad_hoc_model(spec: str | None, base_url: str) -> Model:
+    """A model served at ``base_url`` (see the module docstring)."""
+    url = _check_url(base_url)
+    if spec and "/" in spec:
+        provider, _, model_id = spec.partition("/")
+        named = lookup(provider, model_id)
+        if named is not None:
+            return replace(named, base_url=url)
+    return _ad_hoc(spec or _served_model(url), url)
+
+
+def _ad_hoc(model_id: str, url: str, api: str = AD_HOC_API) -> Model:
+    # The dialect every local server speaks: max_tokens, a system role, no "store".
+    compat = OpenAICompletionsCompat(
+        max_tokens_field="max_tokens", supports_store=False, supports_developer_role=False
+    )
+    return Model(
+        id=model_id,
+        name=model_id,
+        api=api,
+        provider=AD_HOC_PROVIDER,
+        base_url=url,
+        compat=compat if api == AD_HOC_API else None,
+    )
+
+
+def _served_model(base_url: str) -> str:
+    """The one model an OpenAI-compatible server lists at ``GET /models``."""
+    import httpx2
+
     try:
-        return get_model(provider, model_id)
-    except UnknownModelError as exc:
-        raise UsageError(str(exc)) from None
+        response = httpx2.get(f"{base_url}/models", timeout=_DISCOVERY_TIMEOUT)
+        response.raise_for_status()
+        data = response.json().get("data")
+        ids = [str(m["id"]) for m in data if isinstance(m, dict) and m.get("id")]
+    except (httpx2.HTTPError, ValueError, AttributeError, TypeError) as exc:
+        raise ModelChoiceError(
+            f"cannot ask {base_url}/models which model it serves ({exc}): name one with -m"
+        ) from None
+    if len(ids) == 1:
+        return ids[0]
+    if not ids:
+        raise ModelChoiceError(f"{base_url}/models lists no model: name one with -m")
+    raise ModelChoiceError(
+        f"{base_url} serves several models ({', '.join(ids[:10])}): pick one with -m"
+    )
 
 
 def model_spec(model: Model) -> str:
     """``provider/id`` of ``model``."""
     return f"{model.provider}/{model.id}"
+
+
+def remembered_spec(model: Model) -> str | None:
+    """What to remember as the last used model, or None for one that would be a trap next
+    time: a scripted model, a GGUF path, an endpoint given only by ``--base-url``."""
+    if model.provider == "faux" or model.provider == AD_HOC_PROVIDER:
+        return None
+    if model.provider == LOCAL_PROVIDER and find_model(LOCAL_PROVIDER, model.id) is None:
+        return None  # a GGUF path, not the catalog's embedded model
+    named = lookup(model.provider, model.id)
+    if named is None or named.base_url != model.base_url:
+        return None
+    return model_spec(model)
+
+
+def endpoint_of(model: Model) -> dict[str, str] | None:
+    """``api`` and ``baseUrl`` for a session to find ``model`` again, when its name is not
+    enough (an endpoint given by ``--base-url``); else None."""
+    if model.provider in _KEYLESS:
+        return None
+    named = lookup(model.provider, model.id) if model.provider != AD_HOC_PROVIDER else None
+    if named is not None and named.base_url == model.base_url and named.api == model.api:
+        return None
+    return {"api": model.api, "baseUrl": model.base_url}
+
+
+def model_from_entry(entry: dict[str, Any]) -> Model:
+    """The model of a session's ``model_change`` entry (raises :class:`UsageError`)."""
+    provider, model_id = entry.get("provider"), entry.get("modelId")
+    if not isinstance(provider, str) or not isinstance(model_id, str):
+        raise UsageError("the session names no model")
+    base_url, api = entry.get("baseUrl"), entry.get("api")
+    if isinstance(base_url, str) and base_url:
+        named = lookup(provider, model_id) if provider != AD_HOC_PROVIDER else None
+        if named is not None:
+            return replace(named, base_url=base_url)
+        model = _ad_hoc(
+            model_id, _check_url(base_url), api if isinstance(api, str) and api else AD_HOC_API
+        )
+        return replace(model, provider=provider)
+    return parse_model(f"{provider}/{model_id}")
+
+
+def complete_model(partial: str) -> list[str]:
+    """``provider/id`` completions of ``partial``: the models usable here (custom ones, those
+    of providers with a key, the local one), else the whole catalog."""
+    word = partial.strip().lower()
+
+    def matching(specs: Iterable[str]) -> list[str]:
+        return sorted(
+            {
+                s
+                for s in specs
+                if s.lower().startswith(word) or s.partition("/")[2].lower().startswith(word)
+            }
+        )
+
+    usable = [model_spec(m) for m in custom_models().all_models()]
+    for provider in providers_with_keys():
+        usable += [model_spec(m) for m in get_models(provider)]
+    if local_available():
+        usable += [model_spec(m) for m in get_models(LOCAL_PROVIDER)]
+    found = matching(usable)
+    if found or not word:
+        return found
+    return matching(model_spec(m) for p in get_providers() for m in get_models(p))
 
 
 def has_key(provider: str) -> bool:
@@ -101,17 +327,21 @@ def local_available() -> bool:
 
 def _first_model(provider: str) -> Model | None:
     preferred = _PREFERRED.get(provider)
-    model = find_model(provider, preferred) if preferred else None
+    model = lookup(provider, preferred) if preferred else None
     if model is not None:
         return model
+    custom = custom_models().providers.get(provider)
+    if custom is not None and custom.models:
+        return lookup(provider, custom.models[0].id)
     models = get_models(provider)
-    return models[0] if models else None
+    return lookup(provider, models[0].id) if models else None
 
 
-def choose_model(spec: str | None) -> Model:
-    """The model for this run: ``spec``, else the defaults described in the module docstring."""
-    if spec:
-        return parse_model(spec)
+def choose_model(spec: str | None, *, base_url: str | None = None) -> Model:
+    """The model for this run: ``spec`` (at ``base_url``), else the defaults described in the
+    module docstring."""
+    if spec or base_url is not None:
+        return parse_model(spec or "", base_url=base_url)
     configured = load_config().get("model")
     if isinstance(configured, str) and configured:
         try:
@@ -135,12 +365,32 @@ def choose_model(spec: str | None) -> Model:
 def _usable(model: Model) -> bool:
     if model.provider == LOCAL_PROVIDER:
         return local_available()
-    return model.provider in _KEYLESS or model.api == "faux" or has_key(model.provider)
+    try:
+        check_credentials(model)
+    except ModelChoiceError:
+        return False
+    return True
+
+
+def custom_key(provider: str) -> str | None:
+    """The key models.json gives ``provider`` (None when it configures none); raises
+    :class:`ModelChoiceError` when the key it names is missing."""
+    entry = custom_models().providers.get(provider)
+    if entry is None:
+        return None
+    try:
+        return entry.key()
+    except CustomModelError as exc:
+        raise ModelChoiceError(str(exc)) from None
 
 
 def check_credentials(model: Model) -> None:
     """Fail early, with a clear message, when ``model`` needs a key the environment lacks."""
-    if model.provider in _KEYLESS or model.api == "faux":
+    if model.provider in _KEYLESS or model.api == "faux" or model.provider == AD_HOC_PROVIDER:
+        return
+    entry = custom_models().providers.get(model.provider)
+    if entry is not None and (entry.api_key is not None or not get_models(model.provider)):
+        custom_key(model.provider)  # a provider of models.json needs only the key it names
         return
     if not has_key(model.provider):
         raise ModelChoiceError(
@@ -150,8 +400,9 @@ def check_credentials(model: Model) -> None:
 
 
 def list_models(provider: str | None) -> int:
-    """``tau models [provider]``: the catalog, with the providers whose key is set."""
-    providers = get_providers()
+    """``tau models [provider]``: the catalog and models.json, with the providers whose key is
+    set."""
+    providers = _known_providers()
     if provider is not None and provider not in providers:
         raise UsageError(f"unknown provider {provider!r}{suggest(provider, providers)}")
     keyed = providers_with_keys()
@@ -162,7 +413,11 @@ def list_models(provider: str | None) -> int:
     )
     for name in [provider] if provider else providers:
         key = "\tkey" if name in keyed else ""
-        for model in get_models(name):
+        own = _custom(name)
+        ids = {m.id for m in own}
+        listed = [(m, "\tmodels.json") for m in own]
+        listed += [(m, key) for m in get_models(name) if m.id not in ids]
+        for model, mark in listed:
             price = f"${model.cost.input:g}/${model.cost.output:g} per Mtok"
-            print(f"{name}/{model.id}\t{model.name}\t{model.context_window} ctx\t{price}{key}")
+            print(f"{name}/{model.id}\t{model.name}\t{model.context_window} ctx\t{price}{mark}")
     return 0

@@ -1,11 +1,18 @@
-"""``--session FILE``: the conversation as a JSONL file, written as it happens and resumable.
+"""A session file: the conversation as JSONL, written as it happens and resumable.
 
 The layout is pi's session format (version 3) restricted to one branch: a header line
 ``{"type": "session", "version": 3, "id", "timestamp", "cwd"}``, then one entry per line, each
 with ``type``, an 8-hex ``id``, the ``parentId`` of the entry before it and an ISO
-``timestamp``: ``message`` entries (any agent message, in the library's JSON form) and
-``model_change`` entries. Nothing is written until the first assistant message exists, so a
-run that never reached the model leaves no file behind; an existing empty file is a new session.
+``timestamp``: ``message`` entries (any agent message, in the library's JSON form),
+``model_change`` (``provider``, ``modelId``; tau adds ``api`` and ``baseUrl`` for an endpoint
+given only by ``--base-url``), ``thinking_level_change`` (``thinkingLevel``) and ``compaction``
+(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries. Nothing is written
+until the first assistant message exists, so a run that never reached the model leaves no file
+behind; an existing empty file is a new session.
+
+A compaction deletes nothing: the context rebuilt from the file is the summary, then the
+message entries from ``firstKeptEntryId`` on (as pi builds it), the same context the process
+that compacted went on with.
 
 Nothing is lost, and saving never stops:
 
@@ -33,8 +40,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tau.agent import AgentMessage, dump_agent_message, load_agent_message, message_role
+from tau.agent import (
+    AgentMessage,
+    RunUsage,
+    dump_agent_message,
+    load_agent_message,
+    message_role,
+)
 from tau.ai import AssistantMessage
+from tau.cli.compaction import CompactionSummary
 from tau.cli.session_file import (
     ParsedFile,
     backup_path,
@@ -54,7 +68,31 @@ class SessionError(ValueError):
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _iso_of(datetime.now(UTC))
+
+
+def _iso_of(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _iso(ms: int) -> str:
+    return _iso_of(datetime.fromtimestamp(ms / 1000, UTC))
+
+
+def _ms(timestamp: Any) -> int | None:
+    """Milliseconds since the epoch of an ISO ``timestamp`` (None if it is not one)."""
+    if not isinstance(timestamp, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def new_session_path(directory: Path, session_id: str) -> Path:
+    """The file of a new session in ``directory``: its start time, then its id (pi's naming)."""
+    stamp = _now().replace(":", "-").replace(".", "-")
+    return directory / f"{stamp}_{session_id}.jsonl"
 
 
 def _print_warning(text: str) -> None:
@@ -68,7 +106,19 @@ class Session:
     path: Path
     id: str = field(default_factory=lambda: str(uuid.uuid4()))
     messages: list[AgentMessage] = field(default_factory=list)
+    """The context: a compaction's summary and what followed it, or every message."""
+    entry_ids: list[str | None] = field(default_factory=list)
+    """The entry of each message in :attr:`messages` (None for a compaction's summary)."""
     model: str | None = None
+    """``provider/id`` of the last ``model_change``."""
+    model_entry: dict[str, Any] | None = None
+    """The last ``model_change`` entry itself (``api`` and ``baseUrl`` of an ad-hoc endpoint)."""
+    thinking_level: str | None = None
+    usage: RunUsage = field(default_factory=RunUsage)
+    """The tokens and cost of every answer on the branch, compacted ones included."""
+    history: list[AgentMessage] = field(default_factory=list)
+    """Every message of the branch, compacted ones included, with each compaction's summary
+    where it happened (what an export shows)."""
     leaf: str | None = None
     on_warning: Callable[[str], None] = _print_warning
     _pending: list[dict[str, Any]] = field(default_factory=list)
@@ -76,6 +126,21 @@ class Session:
     _ids: set[str] = field(default_factory=set)
     _known_size: int = 0
     _needs_repair: bool = False
+
+    @classmethod
+    def create(cls, directory: Path, on_warning: Callable[[str], None] | None = None) -> Session:
+        """A new session, to be written in ``directory`` under a fresh name."""
+        session_id = str(uuid.uuid4())
+        return cls(
+            new_session_path(directory, session_id),
+            id=session_id,
+            on_warning=on_warning or _print_warning,
+        )
+
+    @property
+    def on_disk(self) -> bool:
+        """Whether the file exists yet (it is written once there is an answer)."""
+        return self._on_disk
 
     @classmethod
     def open(cls, path: Path, on_warning: Callable[[str], None] | None = None) -> Session:
@@ -178,18 +243,74 @@ class Session:
                 )
                 break
             cursor = following
-        for entry in reversed(branch):
-            self._replay(entry)
+        branch.reverse()
+        self._rebuild(branch)
 
-    def _replay(self, entry: dict[str, Any]) -> None:
-        kind = entry.get("type")
-        if kind == "message":
-            try:
-                self.messages.append(load_agent_message(entry.get("message")))
-            except ValueError as exc:
-                self.on_warning(f"{self.path}: message {entry.get('id')!r} skipped: {exc}")
-        elif kind == "model_change":
-            self.model = f"{entry.get('provider')}/{entry.get('modelId')}"
+    def _rebuild(self, branch: list[dict[str, Any]]) -> None:
+        """The context of ``branch`` (root first): from its last compaction on, if any."""
+        compaction = next(
+            (i for i in range(len(branch) - 1, -1, -1) if branch[i].get("type") == "compaction"),
+            None,
+        )
+        kept_from = 0
+        if compaction is not None:
+            entry = branch[compaction]
+            first_kept = entry.get("firstKeptEntryId")
+            kept_from = next(
+                (i for i in range(compaction) if branch[i].get("id") == first_kept), compaction
+            )
+            if kept_from == compaction and first_kept is not None:
+                self.on_warning(
+                    f"{self.path}: the compaction's first kept entry {first_kept!r} is not on "
+                    "the branch; going on from the compaction"
+                )
+            self._add(self._summary(entry), None)
+        for index, entry in enumerate(branch):
+            kind = entry.get("type")
+            if kind == "compaction":
+                self.history.append(self._summary(entry))
+            elif kind == "model_change":
+                self.model = f"{entry.get('provider')}/{entry.get('modelId')}"
+                self.model_entry = entry
+            elif kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
+                self.thinking_level = entry["thinkingLevel"]
+            elif kind == "message":
+                message = self._load_message(entry)
+                if message is None:
+                    continue
+                self.history.append(message)
+                if isinstance(message, AssistantMessage):
+                    self.usage.add_message(message)
+                if compaction is None or kept_from <= index < compaction or index > compaction:
+                    self._add(message, entry.get("id"))
+
+    def _summary(self, entry: dict[str, Any]) -> CompactionSummary:
+        details = entry.get("details")
+        details = details if isinstance(details, dict) else {}
+
+        def names(key: str) -> list[str]:
+            value = details.get(key)
+            return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+        before = entry.get("tokensBefore")
+        return CompactionSummary(
+            summary=str(entry.get("summary") or ""),
+            tokens_before=before if isinstance(before, int) and not isinstance(before, bool) else 0,
+            timestamp=_ms(entry.get("timestamp")) or 0,
+            read_files=names("readFiles"),
+            modified_files=names("modifiedFiles"),
+        )
+
+    def _load_message(self, entry: dict[str, Any]) -> AgentMessage | None:
+        try:
+            return load_agent_message(entry.get("message"))
+        except ValueError as exc:
+            self.on_warning(f"{self.path}: message {entry.get('id')!r} skipped: {exc}")
+            return None
+
+    def _add(self, message: AgentMessage, entry_id: Any) -> None:
+        self.messages.append(message)
+        self.entry_ids.append(entry_id if isinstance(entry_id, str) else None)
 
     # ----------------------------------------------------------------------- writing
 
@@ -200,18 +321,61 @@ class Session:
                 self._ids.add(candidate)
                 return candidate
 
-    def _append(self, entry: dict[str, Any]) -> None:
+    def _append(self, entry: dict[str, Any]) -> str:
         entry = {"id": self._new_id(), "parentId": self.leaf, "timestamp": _now(), **entry}
         self.leaf = entry["id"]
         self._pending.append(entry)
+        return str(entry["id"])
 
-    def record_model(self, provider: str, model_id: str) -> None:
-        """Note a model switch (skipped when it is the session's current model)."""
+    def record_model(
+        self, provider: str, model_id: str, endpoint: dict[str, str] | None = None
+    ) -> None:
+        """Note a model switch (skipped when it is the session's current model).
+
+        ``endpoint`` (``api``, ``baseUrl``) is stored for a model no name can find again.
+        """
         spec = f"{provider}/{model_id}"
-        if spec != self.model:
+        current = self.model_entry or {}
+        recorded = {k: current[k] for k in ("api", "baseUrl") if k in current}
+        if spec != self.model or recorded != (endpoint or {}):
             self.model = spec
-            self._append({"type": "model_change", "provider": provider, "modelId": model_id})
+            entry = {"type": "model_change", "provider": provider, "modelId": model_id}
+            self.model_entry = {**entry, **(endpoint or {})}
+            self._append(self.model_entry)
             self.flush()
+
+    def record_thinking_level(self, level: str) -> None:
+        """Note a reasoning level change (skipped when unchanged; ``off`` is the default)."""
+        if level != (self.thinking_level or "off"):
+            self.thinking_level = level
+            self._append({"type": "thinking_level_change", "thinkingLevel": level})
+            self.flush()
+
+    def record_compaction(
+        self, summary: CompactionSummary, first_kept: int, tokens_before: int
+    ) -> None:
+        """Note a compaction: the context becomes ``summary`` and the messages from index
+        ``first_kept`` of :attr:`messages` on; nothing is removed from the file."""
+        kept_id = self.entry_ids[first_kept] if first_kept < len(self.entry_ids) else None
+        self._append(
+            {
+                "type": "compaction",
+                # The summary's own time: a resume rebuilds the very same summary message.
+                "timestamp": _iso(summary.timestamp),
+                "summary": summary.summary,
+                "firstKeptEntryId": kept_id,
+                "tokensBefore": tokens_before,
+                "details": {
+                    "readFiles": list(summary.read_files),
+                    "modifiedFiles": list(summary.modified_files),
+                },
+                "fromHook": False,
+            }
+        )
+        self.history.append(summary)
+        self.messages = [summary, *self.messages[first_kept:]]
+        self.entry_ids = [None, *self.entry_ids[first_kept:]]
+        self.flush()
 
     def record_message(self, message: AgentMessage) -> None:
         """Append a finished message; the file is written once an assistant message exists.
@@ -219,7 +383,9 @@ class Session:
         A message that cannot be serialised is recorded as an error entry instead, so the
         session goes on saving.
         """
-        self.messages.append(message)
+        self.history.append(message)
+        if isinstance(message, AssistantMessage):
+            self.usage.add_message(message)
         try:
             entry: dict[str, Any] = {"type": "message", "message": dump_agent_message(message)}
         except Exception as exc:
@@ -228,7 +394,7 @@ class Session:
                 "customType": UNSAVED_MESSAGE,
                 "data": {"role": message_role(message), "error": str(exc) or type(exc).__name__},
             }
-        self._append(entry)
+        self._add(message, self._append(entry))
         self.flush()
 
     def flush(self) -> None:
@@ -238,7 +404,11 @@ class Session:
         if not self._on_disk:
             if not any(isinstance(m, AssistantMessage) for m in self.messages):
                 return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                reason = exc.strerror or type(exc).__name__
+                raise SessionError(f"cannot create {self.path.parent}: {reason}") from None
         fd = self._open_fd(os.O_RDWR | os.O_CREAT | os.O_APPEND)
         try:
             with locked(fd, str(self.path), exclusive=True):

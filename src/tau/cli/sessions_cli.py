@@ -1,0 +1,265 @@
+"""Sessions on the command line: which one a run uses (``-c``, ``-r``, ``--session``,
+``--no-session``) and ``tau sessions [list|show|export|rm]``.
+
+Only ``argparse`` and ``sys`` are imported at module level (``tau --help`` stays fast); the
+session store is imported when a session is looked for, and a file is loaded as messages only
+to show or export it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from tau.cli.errors import EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tau.agent import AgentMessage
+    from tau.cli.session_store import SessionSummary
+
+PICK_LIMIT = 20
+"""How many sessions ``--resume`` offers."""
+
+
+class PickCancelled(Exception):
+    """The user picked no session at the ``--resume`` prompt."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--session``, ``-c``, ``-r`` and ``--no-session`` (one of them at most)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--session",
+        metavar="FILE|ID",
+        help="resume or start the session FILE, or resume a saved one by id (`tau sessions`)",
+    )
+    group.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="continue the last session of this directory",
+    )
+    group.add_argument(
+        "-r",
+        "--resume",
+        action="store_true",
+        help="pick a recent session of this directory to resume",
+    )
+    group.add_argument(
+        "--no-session", action="store_true", help="save nothing (sessions are saved by default)"
+    )
+
+
+def _note(text: str) -> None:
+    print(f"tau: note: {text}", file=sys.stderr)
+
+
+def session_choice(args: argparse.Namespace, cwd: Path) -> tuple[Path | None, Path | None]:
+    """``(file to open, folder of new sessions)`` for the flags in ``args``.
+
+    Raises :class:`~tau.cli.errors.UsageError` for a session that cannot be found and
+    :class:`PickCancelled` when the user picks none.
+    """
+    from pathlib import Path
+
+    from tau.cli.session_store import StoreError, find, latest, looks_like_id, sessions_dir
+
+    if args.no_session:
+        return None, None
+    folder = sessions_dir(cwd)
+    if args.session is not None:
+        path = Path(args.session).expanduser()
+        if path.exists() or not looks_like_id(args.session):
+            return path, folder
+        try:
+            return find(args.session, cwd), folder
+        except StoreError as exc:
+            _note(f"{exc}: starting a new session in the file {args.session}")
+            return path, folder
+    if args.continue_session:
+        last = latest(cwd)
+        if last is None:
+            _note("no earlier session in this directory: starting a new one")
+        return last, folder
+    if args.resume:
+        return pick(cwd), folder
+    return None, folder
+
+
+# --------------------------------------------------------------------------- listing
+
+
+def age(seconds_ago: float) -> str:
+    """``just now``, ``5m ago``, ``3h ago``, ``2d ago``."""
+    if seconds_ago < 60:
+        return "just now"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds_ago >= size:
+            return f"{int(seconds_ago // size)}{unit} ago"
+    return "just now"
+
+
+def _width(stream: object) -> int | None:
+    """The terminal's width, or None (no cutting) when ``stream`` is not a terminal."""
+    import shutil
+
+    isatty = getattr(stream, "isatty", None)
+    return shutil.get_terminal_size().columns if isatty is not None and isatty() else None
+
+
+def _rows(
+    summaries: list[SessionSummary], numbered: bool, show_dir: bool, width: int | None
+) -> list[str]:
+    import time
+
+    now = time.time()
+    lines = []
+    for number, s in enumerate(summaries, 1):
+        prefix = f"{number:>2}. " if numbered else ""
+        if s.problem and not s.messages:
+            text = f"({s.problem}) {s.path.name}"
+        else:
+            text = s.first_prompt or "(no prompt)"
+            if s.problem:
+                text = f"({s.problem}) {text}"
+        if show_dir and s.cwd:
+            text = f"{s.cwd}: {text}"
+        head = f"{prefix}{s.short_id:<8}  {age(now - s.modified):>9}  {s.messages:>4} msgs  "
+        head += f"{s.model or '-':<28}  "
+        room = max(20, width - len(head)) if width else len(text)
+        lines.append(head + (text if len(text) <= room else text[: room - 1] + "…"))
+    return lines
+
+
+def check_can_pick() -> None:
+    """Refuse ``--resume`` at once when stdin is not a terminal (nobody could answer)."""
+    if not (sys.stdin is not None and sys.stdin.isatty()):
+        raise UsageError(
+            "--resume picks from a list on a terminal; here, list the sessions with "
+            "`tau sessions` and open one with `--session ID`"
+        )
+
+
+def pick(cwd: Path) -> Path:
+    """The session the user picks from this directory's recent ones (needs a terminal)."""
+    from tau.cli.session_store import recent
+
+    check_can_pick()
+    summaries = [s for s in recent(cwd, PICK_LIMIT) if s.usable]
+    if not summaries:
+        raise UsageError("no saved session in this directory (`tau sessions list --all`)")
+    err = sys.stderr
+    err.write("recent sessions of this directory:\n")
+    err.write("\n".join(_rows(summaries, True, False, _width(err))) + "\n")
+    err.write(f"resume which? [1-{len(summaries)}, Enter to cancel] ")
+    err.flush()
+    try:
+        answer = sys.stdin.readline()
+    except KeyboardInterrupt:
+        err.write("\n")
+        raise PickCancelled from None
+    answer = answer.strip()
+    if not answer:
+        raise PickCancelled
+    if not answer.isdigit() or not 1 <= int(answer) <= len(summaries):
+        raise UsageError(f"no session number {answer!r} (1 to {len(summaries)})")
+    return summaries[int(answer) - 1].path
+
+
+# --------------------------------------------------------------------------- tau sessions
+
+
+def parser() -> argparse.ArgumentParser:
+    """The parser of ``tau sessions``."""
+    top = argparse.ArgumentParser(
+        prog="tau sessions",
+        description="The saved sessions ($TAU_HOME/sessions, one folder per working directory). "
+        "ID is a session file or the first characters of a session's id.",
+    )
+    commands = top.add_subparsers(dest="command", metavar="COMMAND")
+    listing = commands.add_parser(
+        "list", help="recent sessions (the default)", description="List the recent sessions."
+    )
+    listing.add_argument("--all", action="store_true", help="of every directory, not only this")
+    listing.add_argument("-n", type=int, default=30, metavar="N", help="at most N (default 30)")
+    show = commands.add_parser(
+        "show", help="print a session as Markdown", description="Print a session as Markdown."
+    )
+    show.add_argument("id", metavar="ID")
+    export = commands.add_parser(
+        "export",
+        help="write a session as HTML or Markdown",
+        description="Write a session as a self-contained HTML page (or Markdown).",
+    )
+    export.add_argument("id", metavar="ID")
+    kind = export.add_mutually_exclusive_group()
+    kind.add_argument("--html", action="store_true", help="HTML (the default)")
+    kind.add_argument("--md", action="store_true", help="Markdown")
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
+    remove = commands.add_parser(
+        "rm", help="delete a session file", description="Delete a saved session file."
+    )
+    remove.add_argument("id", metavar="ID")
+    return top
+
+
+def _load(reference: str, cwd: Path) -> tuple[Path, list[AgentMessage], str]:
+    from tau.cli.session import Session, SessionError
+    from tau.cli.session_store import StoreError, find
+
+    try:
+        path = find(reference, cwd)
+        session = Session.open(path)
+    except (StoreError, SessionError) as exc:
+        raise UsageError(str(exc)) from None
+    return path, list(session.history), f"tau session {session.id[:8]} · {session.model or '-'}"
+
+
+def sessions_command(argv: list[str], cwd: Path) -> int:
+    """``tau sessions ...``; returns the exit status."""
+    from pathlib import Path
+
+    from tau.cli.session_store import StoreError, find, recent
+
+    args = parser().parse_args(argv)
+    command = args.command or "list"
+    if command == "list":
+        everywhere = bool(getattr(args, "all", False))
+        summaries = recent(None if everywhere else cwd, max(1, getattr(args, "n", 30)))
+        if not summaries:
+            where = "" if everywhere else " in this directory (--all: every directory)"
+            print(f"no saved sessions{where}", file=sys.stderr)
+            return EXIT_OK
+        print("\n".join(_rows(summaries, False, everywhere, _width(sys.stdout))))
+        return EXIT_OK
+    if command == "rm":
+        try:
+            path = find(args.id, cwd)
+            path.unlink()
+        except StoreError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot remove {args.id}: {exc.strerror}") from None
+        print(f"removed {path}")
+        return EXIT_OK
+    from tau.cli.transcript import to_html, to_markdown
+
+    path, messages, title = _load(args.id, cwd)
+    if command == "show":
+        sys.stdout.write(to_markdown(messages, title))
+        return EXIT_OK
+    markdown = args.md or (not args.html and bool(args.output) and args.output.endswith(".md"))
+    text = (to_markdown if markdown else to_html)(messages, title)
+    if args.output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        Path(args.output).expanduser().write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise RuntimeError(f"cannot write {args.output}: {exc.strerror}") from None
+    print(f"exported {path.name} to {args.output}", file=sys.stderr)
+    return EXIT_OK

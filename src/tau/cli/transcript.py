@@ -1,0 +1,178 @@
+"""A conversation as text for people: Markdown or a self-contained HTML page, and the last
+exchange shown when a session is resumed.
+
+Every piece of the conversation is escaped in HTML (a message holding ``<script>`` shows it as
+text), and the page loads nothing: no script, no remote style or font.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from tau.agent import AgentMessage
+from tau.ai import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolResultMessage,
+    UserMessage,
+)
+from tau.cli.compaction import CompactionSummary
+
+_PREVIEW_LINES = 12
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ImageContent):
+            parts.append(f"[image {block.mime_type}]")
+    return "\n".join(parts)
+
+
+def _when(timestamp: int) -> str:
+    if timestamp <= 0:
+        return ""
+    return datetime.fromtimestamp(timestamp / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _call(name: str, arguments: object) -> str:
+    return f"{name}({json.dumps(arguments, ensure_ascii=False, default=str)})"
+
+
+def _fence(text: str) -> str:
+    # A fence longer than any run of backticks inside, so the text cannot close it.
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}\n{text}\n{ticks}"
+
+
+def to_markdown(messages: Sequence[AgentMessage], title: str) -> str:
+    """The conversation as Markdown."""
+    out = [f"# {title}", ""]
+    for message in messages:
+        match message:
+            case CompactionSummary():
+                out += ["## Summary of the conversation before (compaction)", "", message.summary]
+            case UserMessage():
+                out += ["## User", "", _text(message.content)]
+            case AssistantMessage():
+                out += [f"## Assistant ({message.provider}/{message.model})", ""]
+                for block in message.content:
+                    if isinstance(block, ThinkingContent) and block.thinking:
+                        out += ["> " + line for line in block.thinking.splitlines()] + [""]
+                    elif isinstance(block, TextContent):
+                        out += [block.text, ""]
+                for call in message.tool_calls:
+                    out += [f"**tool call** `{_call(call.name, call.arguments)}`", ""]
+                if message.stop_reason in ("error", "aborted"):
+                    out += [f"*{message.stop_reason}: {message.error_message or ''}*"]
+            case ToolResultMessage():
+                mark = " (error)" if message.is_error else ""
+                out += [f"**{message.tool_name} result{mark}**", "", _fence(_text(message.content))]
+            case _:
+                continue
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+_STYLE = """
+body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#222}
+section{border-left:4px solid #ccc;padding:.3rem 1rem;margin:1rem 0}
+.user{border-color:#3b82f6}.assistant{border-color:#10b981}.tool{border-color:#a3a3a3}
+.summary{border-color:#f59e0b;background:#fffbeb}.error{color:#b91c1c}
+h2{font-size:.85rem;text-transform:uppercase;color:#666;margin:.2rem 0}
+pre{white-space:pre-wrap;word-wrap:break-word;background:#f5f5f5;padding:.5rem;margin:.3rem 0}
+.text{white-space:pre-wrap}.thinking{color:#777;font-style:italic;white-space:pre-wrap}
+time{color:#999;font-size:.8rem;float:right}
+"""
+
+
+def _section(kind: str, heading: str, body: str, timestamp: int = 0) -> str:
+    when = _when(timestamp)
+    stamp = f"<time>{html.escape(when)}</time>" if when else ""
+    return f'<section class="{kind}">{stamp}<h2>{html.escape(heading)}</h2>{body}</section>'
+
+
+def _div(css: str, text: str) -> str:
+    return f'<div class="{css}">{html.escape(text)}</div>'
+
+
+def to_html(messages: Sequence[AgentMessage], title: str) -> str:
+    """The conversation as one self-contained HTML page."""
+    parts = []
+    for message in messages:
+        match message:
+            case CompactionSummary():
+                body = _div("text", message.summary)
+                parts.append(_section("summary", "compacted: summary", body, message.timestamp))
+            case UserMessage():
+                body = _div("text", _text(message.content))
+                parts.append(_section("user", "user", body, message.timestamp))
+            case AssistantMessage():
+                body = ""
+                for block in message.content:
+                    if isinstance(block, ThinkingContent) and block.thinking:
+                        body += _div("thinking", block.thinking)
+                    elif isinstance(block, TextContent):
+                        body += _div("text", block.text)
+                for call in message.tool_calls:
+                    body += f"<pre>→ {html.escape(_call(call.name, call.arguments))}</pre>"
+                if message.stop_reason in ("error", "aborted"):
+                    body += _div("error", f"{message.stop_reason}: {message.error_message or ''}")
+                heading = f"assistant · {message.provider}/{message.model}"
+                parts.append(_section("assistant", heading, body, message.timestamp))
+            case ToolResultMessage():
+                text = html.escape(_text(message.content))
+                error = " error" if message.is_error else ""
+                body = (
+                    f"<details><summary>output</summary><pre class='{error}'>{text}</pre></details>"
+                )
+                heading = f"{message.tool_name} result{error}"
+                parts.append(_section("tool", heading, body, message.timestamp))
+    escaped = html.escape(title)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escaped}</title><style>{_STYLE}</style></head>\n<body><h1>{escaped}</h1>\n"
+        + "\n".join(parts)
+        + "\n</body></html>\n"
+    )
+
+
+def _clip(text: str) -> str:
+    lines = text.strip().splitlines()
+    if len(lines) <= _PREVIEW_LINES:
+        return "\n".join(lines)
+    return "\n".join([*lines[:_PREVIEW_LINES], f"… ({len(lines) - _PREVIEW_LINES} more lines)"])
+
+
+def last_answer(messages: Sequence[AgentMessage]) -> str | None:
+    """The text of the newest answer that has text (what ``/copy`` copies)."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage) and message.text.strip():
+            return message.text
+    return None
+
+
+def last_exchange(messages: Sequence[AgentMessage]) -> str | None:
+    """The newest prompt and its answer, shortened, for a resumed session (None if none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, UserMessage):
+            prompt = _clip(_text(message.content))
+            answer = last_answer(messages[index + 1 :])
+            lines = ["> " + line for line in prompt.splitlines()] or ["> "]
+            if answer is not None:
+                lines.append(_clip(answer))
+            return "\n".join(lines)
+    return None
