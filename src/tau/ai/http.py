@@ -297,8 +297,10 @@ class ProviderHTTPError(ProviderError):
 
     status: int
 
-    def __init__(self, message: str, status: int, body: str = "") -> None:
-        super().__init__(message, status=status)
+    def __init__(
+        self, message: str, status: int, body: str = "", retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, status=status, retry_after=retry_after)
         self.body = body
 
 
@@ -710,14 +712,15 @@ class open_stream:
                 finally:
                     await response.aclose()
                 message = error_message_from_body(body, response.headers.get("content-type", ""))
+                server_delay = retry_delay_from_headers(response.headers)
                 failure = ProviderHTTPError(
                     f"{response.status_code} {message}",
                     response.status_code,
                     body.decode("utf-8", "replace"),
+                    server_delay,
                 )
                 if not _retryable(response, body):
                     raise failure
-                server_delay = retry_delay_from_headers(response.headers)
             watchdog.cancel()
             if attempt >= max_retries:
                 raise failure
@@ -727,6 +730,7 @@ class open_stream:
                     f"{failure} (the server asked to retry after {server_delay:g} s, longer "
                     f"than max_retry_delay_ms={cap * 1000:g}; not retrying)",
                     status=failure.status,
+                    retry_after=server_delay,
                 )
             delay = server_delay if server_delay is not None else _backoff(attempt)
             if report is not None:

@@ -1,0 +1,190 @@
+"""What a batch produces: one :class:`BatchResult` per item, and a :class:`BatchSummary`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from tau.agent import RunUsage
+
+__all__ = ["BatchResult", "BatchStatus", "BatchSummary"]
+
+BatchStatus: TypeAlias = Literal["ok", "error", "limited"]
+"""``ok``: the run finished; ``limited``: a usage limit stopped it (``UsageLimits``);
+``error``: it failed for good (a permanent error, or a transient one on every attempt)."""
+
+STATUSES: tuple[BatchStatus, ...] = ("ok", "error", "limited")
+
+
+def _run_usage(data: Any = None) -> RunUsage:
+    from tau.agent import RunUsage
+
+    if not isinstance(data, dict):
+        return RunUsage()
+    known = {f.name for f in dataclasses.fields(RunUsage)}
+    values = {}
+    for key, value in data.items():
+        name = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+        if name in known and isinstance(value, int | float) and not isinstance(value, bool):
+            values[name] = value
+    return RunUsage(**values)
+
+
+@dataclass(slots=True, kw_only=True)
+class BatchResult:
+    """The outcome of one item, as written to the output file (one JSON line, camelCase keys)."""
+
+    id: str
+    status: BatchStatus
+    text: str = ""
+    """The final answer's text (what came before a failure, for ``error`` and ``limited``)."""
+    output: Any = None
+    """The run's typed output when the agent has an ``output_type``, else None."""
+    error: str | None = None
+    """Why the item did not finish (``error`` and ``limited``), else None."""
+    error_kind: str | None = None
+    """The failure classified (:data:`tau.ai.FailureKind`: ``rate_limit``, ``server_error``,
+    ``other``…) for ``error``; None otherwise."""
+    model: str | None = None
+    """``provider/id`` of the model that gave the final answer."""
+    usage: RunUsage = field(default_factory=_run_usage)
+    """Tokens and cost of every attempt together: what the item was paid."""
+    attempts: int = 1
+    started: float = 0.0
+    """When the first attempt started (seconds since the epoch)."""
+    elapsed: float = 0.0
+    """Seconds from the first attempt's start to the result, retries and waits included."""
+    rate_wait: float = 0.0
+    """Seconds of that spent waiting for the rate limits."""
+    transcript: list[dict[str, Any]] | None = None
+    """The agent's messages in tau's JSON (``dump_agent_message``), when asked for."""
+
+    @property
+    def cost(self) -> float:
+        """US dollars, every attempt together."""
+        return self.usage.cost
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of the output line."""
+        out: dict[str, Any] = {"id": self.id, "status": self.status, "text": self.text}
+        if self.output is not None:
+            out["output"] = _jsonable(self.output)
+        if self.error is not None:
+            out["error"] = self.error
+            out["errorKind"] = self.error_kind
+        out["model"] = self.model
+        out["usage"] = self.usage.dump()
+        out["attempts"] = self.attempts
+        out["started"] = round(self.started, 3)
+        out["elapsed"] = round(self.elapsed, 4)
+        out["rateWait"] = round(self.rate_wait, 4)
+        if self.transcript is not None:
+            out["transcript"] = self.transcript
+        return out
+
+    def to_line(self) -> bytes:
+        """One line of the output file, newline included."""
+        return (json.dumps(self.to_json(), ensure_ascii=False) + "\n").encode(
+            "utf-8", "surrogatepass"
+        )
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BatchResult:
+        """A result back from its JSON object (``output`` stays plain JSON)."""
+        status = data.get("status")
+        ident = data.get("id")
+        if not isinstance(ident, str) or status not in STATUSES:
+            raise ValueError('a batch result needs a string "id" and a known "status"')
+        return cls(
+            id=ident,
+            status=status,
+            text=str(data.get("text") or ""),
+            output=data.get("output"),
+            error=data.get("error"),
+            error_kind=data.get("errorKind"),
+            model=data.get("model"),
+            usage=_run_usage(data.get("usage")),
+            attempts=int(data.get("attempts") or 1),
+            started=float(data.get("started") or 0.0),
+            elapsed=float(data.get("elapsed") or 0.0),
+            rate_wait=float(data.get("rateWait") or 0.0),
+            transcript=data.get("transcript"),
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, dict | list) and _plain(value):
+        return value
+    # A pydantic model, a dataclass, a TypedDict of them…: pydantic knows them all.
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(type(value)).dump_python(value, mode="json")
+
+
+def _plain(value: Any) -> bool:
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
+@dataclass(slots=True, kw_only=True)
+class BatchSummary:
+    """A batch so far (live while it runs) or at its end."""
+
+    total: int
+    """Items in the input."""
+    skipped: int = 0
+    """Items already in the output file (resume): not run again."""
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATUSES, 0))
+    """Results of this run by status."""
+    usage: RunUsage = field(default_factory=_run_usage)
+    """Tokens and cost of this run's results."""
+    elapsed: float = 0.0
+    """Wall-clock seconds of this run."""
+    interrupted: bool = False
+    """The run was stopped before every item had a result."""
+    results: list[BatchResult] | None = None
+    """This run's results in input order (:func:`~tau.batch.run_batch_sync` only)."""
+
+    @property
+    def done(self) -> int:
+        """Results this run produced."""
+        return sum(self.counts.values())
+
+    @property
+    def remaining(self) -> int:
+        """Items without a result yet."""
+        return self.total - self.skipped - self.done
+
+    @property
+    def cost(self) -> float:
+        """US dollars spent by this run."""
+        return self.usage.cost
+
+    def add(self, result: BatchResult) -> None:
+        """Count one result."""
+        self.counts[result.status] = self.counts.get(result.status, 0) + 1
+        self.usage = self.usage + result.usage
+
+    def describe(self) -> str:
+        """A few lines for a person: counts by status, tokens, cost, wall time."""
+        statuses = ", ".join(f"{count:,} {status}" for status, count in self.counts.items())
+        usage = self.usage
+        lines = [
+            f"{self.done:,} of {self.total:,} items done this run ({statuses})"
+            + (f"; {self.skipped:,} were already done" if self.skipped else ""),
+            f"tokens: {usage.prompt_tokens:,} in, {usage.output_tokens:,} out; "
+            f"cost ${usage.cost:.4f}; wall time {self.elapsed:.1f} s",
+        ]
+        if self.interrupted and self.remaining:
+            lines.append(f"interrupted: {self.remaining:,} items left (run again to resume)")
+        return "\n".join(lines)
