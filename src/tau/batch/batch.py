@@ -222,7 +222,11 @@ class Batch:
                 self.stop(0)
 
         loop.add_signal_handler(signal.SIGINT, on_interrupt)
-        return lambda: loop.remove_signal_handler(signal.SIGINT)
+
+        def restore() -> None:
+            loop.remove_signal_handler(signal.SIGINT)
+
+        return restore
 
 
 def run_batch(
@@ -277,7 +281,9 @@ def run_batch(
     elif callable(agent):
         make_agent = agent
     else:
-        raise TypeError(f"agent must be a Model or a make_agent function, not {type(agent).__name__}")
+        raise TypeError(
+            f"agent must be a Model or a make_agent function, not {type(agent).__name__}"
+        )
     settings = RunSettings(
         max_attempts=max_attempts,
         retry_delay=retry_delay,

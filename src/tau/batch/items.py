@@ -63,9 +63,9 @@ class BatchItem:
             raise ValueError(f"item {self.id!r}: give exactly one of prompt and context")
 
 
-def load_items(inputs: str | os.PathLike[str] | Iterable[Mapping[str, Any] | BatchItem]) -> tuple[
-    list[BatchItem], str
-]:
+def load_items(
+    inputs: str | os.PathLike[str] | Iterable[Mapping[str, Any] | BatchItem],
+) -> tuple[list[BatchItem], str]:
     """The items of ``inputs`` (a JSONL path, or an iterable of dicts or :class:`BatchItem`), and
     a name for the source; raises :class:`BatchInputError` naming every problem."""
     if isinstance(inputs, str | os.PathLike):
@@ -79,7 +79,9 @@ def load_items(inputs: str | os.PathLike[str] | Iterable[Mapping[str, Any] | Bat
     return _check_ids(numbered, "inputs", "item"), "inputs"
 
 
-def _check_ids(numbered: list[tuple[int, BatchItem | str]], source: str, unit: str) -> list[BatchItem]:
+def _check_ids(
+    numbered: list[tuple[int, BatchItem | str]], source: str, unit: str
+) -> list[BatchItem]:
     problems: list[tuple[str, str]] = []
     items: list[BatchItem] = []
     first_seen: dict[str, int] = {}
@@ -89,7 +91,9 @@ def _check_ids(numbered: list[tuple[int, BatchItem | str]], source: str, unit: s
             continue
         earlier = first_seen.setdefault(parsed.id, number)
         if earlier != number:
-            problems.append((f"{unit} {number}", f"duplicate id {parsed.id!r} (first at {unit} {earlier})"))
+            problems.append(
+                (f"{unit} {number}", f"duplicate id {parsed.id!r} (first at {unit} {earlier})")
+            )
             continue
         items.append(parsed)
     if problems:
@@ -118,7 +122,9 @@ def _item(raw: object) -> BatchItem | str:
             context = load_context(context)
         except (SerializationError, TypeError, ValueError) as exc:
             return f"item {ident!r}: {exc}"
-    if not context.messages or not isinstance(context.messages[-1], UserMessage | ToolResultMessage):
+    if not context.messages or not isinstance(
+        context.messages[-1], UserMessage | ToolResultMessage
+    ):
         return f"item {ident!r}: the context must end with a user message or a tool result"
     return BatchItem(ident, context=context)
 
@@ -139,7 +145,13 @@ def _read_jsonl(path: Path) -> list[tuple[int, BatchItem | str]]:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            what = "a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            what = (
+                "a FIFO"
+                if stat.S_ISFIFO(mode)
+                else "a directory"
+                if stat.S_ISDIR(mode)
+                else "not a regular file"
+            )
             raise BatchInputError(
                 str(path),
                 [("file", f"{what}: the input is read whole before anything runs, so give a file")],
@@ -170,7 +182,10 @@ def _parse_lines(file: Any) -> Iterator[tuple[int, BatchItem | str]]:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            yield number, f"not valid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"
+            yield (
+                number,
+                f"not valid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})",
+            )
             continue
         try:
             raw = json.loads(text)

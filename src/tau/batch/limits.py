@@ -108,7 +108,9 @@ class _Provider:
         self.requests = (
             TokenBucket(limit.rpm, burst, now) if limit is not None and limit.rpm else None
         )
-        self.tokens = TokenBucket(limit.tpm, burst, now) if limit is not None and limit.tpm else None
+        self.tokens = (
+            TokenBucket(limit.tpm, burst, now) if limit is not None and limit.tpm else None
+        )
         self.paused_until = 0.0
         self.lock = asyncio.Lock()
         self.outputs = 0
@@ -144,7 +146,9 @@ class ProviderLimiter:
         state = self._providers.get(provider)
         return state is not None and state.tokens is not None
 
-    async def acquire(self, provider: str, prompt_tokens: int = 0, max_output: int | None = None) -> int:
+    async def acquire(
+        self, provider: str, prompt_tokens: int = 0, max_output: int | None = None
+    ) -> int:
         """Wait until a request to ``provider`` may start; returns the tokens charged for it."""
         state = self._providers.get(provider)
         if state is None:

@@ -49,7 +49,9 @@ class BatchOutputError(OSError):
 class ResultFile:
     """An output file opened for a batch (see the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, resume: bool = True, fsync: float | None = 1.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, resume: bool = True, fsync: float | None = 1.0
+    ) -> None:
         self.path = Path(path)
         self.fsync = fsync
         self.done: set[str] = set()
@@ -77,10 +79,14 @@ class ResultFile:
         try:
             fd = os.open(path, flags, 0o644)
         except OSError as exc:
-            raise BatchOutputError(exc.errno, f"cannot write the output {str(path)!r}: {exc.strerror}") from None
+            raise BatchOutputError(
+                exc.errno, f"cannot write the output {str(path)!r}: {exc.strerror}"
+            ) from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise BatchOutputError(errno.EINVAL, f"the output {str(path)!r} is not a regular file")
+                raise BatchOutputError(
+                    errno.EINVAL, f"the output {str(path)!r} is not a regular file"
+                )
             os.set_blocking(fd, True)
             if fcntl is not None:
                 try:

@@ -81,7 +81,9 @@ class ProgressBar:
         self._progress.stop()
 
 
-def progress_bar(wanted: bool | None, summary: BatchSummary, description: str) -> ProgressBar | None:
+def progress_bar(
+    wanted: bool | None, summary: BatchSummary, description: str
+) -> ProgressBar | None:
     """The bar for ``progress=wanted`` (None: only on a terminal, and only if rich is there)."""
     if wanted is False:
         return None

@@ -25,7 +25,7 @@ def _run_usage(data: Any = None) -> RunUsage:
     if not isinstance(data, dict):
         return RunUsage()
     known = {f.name for f in dataclasses.fields(RunUsage)}
-    values = {}
+    values: dict[str, Any] = {}
     for key, value in data.items():
         name = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
         if name in known and isinstance(value, int | float) and not isinstance(value, bool):

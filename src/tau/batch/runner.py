@@ -198,7 +198,9 @@ class ItemRunner:
         except Exception as exc:
             # prompt() reports model and tool failures in the result: this is a usage error
             # (a busy or model-less agent), the same for every item.
-            raise BatchFatalError(f"the agent from make_agent cannot run: {_describe(exc)}") from exc
+            raise BatchFatalError(
+                f"the agent from make_agent cannot run: {_describe(exc)}"
+            ) from exc
         return self._outcome(item, agent, run, watch)
 
     async def _agent(self) -> Agent:
@@ -216,7 +218,9 @@ class ItemRunner:
             raise BatchFatalError(f"make_agent must return an Agent, not {type(made).__name__}")
         return made
 
-    def _outcome(self, item: BatchItem, agent: Agent, run: RunResult, watch: _CallWatch) -> _Attempt:
+    def _outcome(
+        self, item: BatchItem, agent: Agent, run: RunResult, watch: _CallWatch
+    ) -> _Attempt:
         from tau.agent import LIMIT_REACHED, dump_agent_message
 
         final = run.final_message
@@ -242,7 +246,11 @@ class ItemRunner:
         result.status = "error"
         failed = watch.failure
         kind = "other"
-        if failed is not None and final is not None and final.error_message == failed.error.error_message:
+        if (
+            failed is not None
+            and final is not None
+            and final.error_message == failed.error.error_message
+        ):
             message, cause = failed.error, failed.cause
             kind = classify_failure(message, cause)
             status = _cause_attribute(cause, "status")
@@ -317,9 +325,7 @@ class _CallWatch:
         token = http_observer.set(_HttpWatch(limiter, provider, http_observer.get()))
         try:
             made = self.inner(model, context, **options)
-            stream: AssistantMessageEventStream = (
-                made if hasattr(made, "__aiter__") else await made
-            )
+            stream: AssistantMessageEventStream = made if hasattr(made, "__aiter__") else await made
         finally:
             http_observer.reset(token)
         stream.tap(_Terminal(self, provider, estimate))
@@ -375,4 +381,3 @@ class _HttpWatch:
             self.limiter.pause(self.provider, delay)
         if self.previous is not None:
             self.previous.retry(attempt, delay, reason, status)
-

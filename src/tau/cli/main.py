@@ -8,6 +8,7 @@
     tau                          an interactive session
     tau models [provider]        the catalog, and which providers have keys
     tau mcp list [FILE]          the configured MCP servers: status and tools
+    tau batch IN.jsonl -o OUT    one agent over every item of a JSONL file (tau.cli.batch)
 
 Exit status: 0 on success, 1 when the run fails (one line on stderr; a traceback only with
 ``--debug``), 2 for bad usage, 130 when interrupted, 141 when stdout is closed early.
@@ -58,8 +59,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="tau",
         description="A small coding agent. With a prompt: one run (piped input is added after "
         "the prompt); without: an interactive session.",
-        epilog="`tau models [provider]` lists the models, `tau mcp list [FILE]` the MCP servers "
-        "(each has --help). Exit status: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted, "
+        epilog="`tau models [provider]` lists the models, `tau mcp list [FILE]` the MCP servers, "
+        "`tau batch IN.jsonl -o OUT.jsonl` runs the agent over a dataset (each has --help). Exit status: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted, "
         "141 stdout closed early.",
     )
     parser.add_argument("prompt", nargs="*", help="what to ask (omit for an interactive session)")
@@ -350,6 +351,10 @@ def _dispatch(argv: Sequence[str]) -> int:
         from tau.cli.mcp import mcp_command
 
         return mcp_command([listing.command, *([listing.file] if listing.file else [])])
+    if argv and argv[0] == "batch":
+        from tau.cli.batch import batch_command
+
+        return batch_command(argv[1:])
     if argv and argv[0] == "models":
         from tau.cli.models import list_models
 
