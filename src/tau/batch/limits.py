@@ -44,6 +44,7 @@ __all__ = ["IMAGE_TOKENS", "ProviderLimiter", "RateLimit", "estimate_prompt_toke
 
 IMAGE_TOKENS = 1_000
 """What one image counts for in a token estimate."""
+_SLIVER = 1e-6
 
 
 def _check_rate(name: str, value: float | None) -> None:
@@ -92,7 +93,8 @@ class TokenBucket:
         """Seconds until ``amount`` may be taken (0: now)."""
         self.refill(now)
         need = min(amount, self.capacity) - self.level
-        return need / self.rate if need > 0 else 0.0
+        # Rounding can leave a sliver that a clock cannot even add up to: count it as there.
+        return need / self.rate if need > _SLIVER else 0.0
 
     def empty_until(self, moment: float) -> None:
         """Start again from empty at ``moment``."""
