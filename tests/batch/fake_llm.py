@@ -60,6 +60,18 @@ def _last_prompt(body: bytes) -> str:
     return str(content)
 
 
+def fake_model(url: str, provider: str = "fake") -> Model:
+    """An openai-completions model answered by the server at ``url``."""
+    return Model(
+        id="gpt-x",
+        name="gpt-x",
+        api="openai-completions",
+        provider=provider,
+        base_url=url + "/v1",
+        max_tokens=1024,
+    )
+
+
 class FakeLLM:
     """Start with ``with FakeLLM() as llm:``; ``llm.model()`` points a model at it."""
 
@@ -92,14 +104,7 @@ class FakeLLM:
 
     def model(self, provider: str = "fake") -> Model:
         """An openai-completions model answered by this server."""
-        return Model(
-            id="gpt-x",
-            name="gpt-x",
-            api="openai-completions",
-            provider=provider,
-            base_url=self.url + "/v1",
-            max_tokens=1024,
-        )
+        return fake_model(self.url, provider)
 
     def requests_for(self, prompt: str) -> list[Seen]:
         return [s for s in self.seen if s.prompt == prompt]

@@ -44,15 +44,19 @@ async def starts(limits: ProviderLimiter, clock: Clock, count: int, **acquire: i
 
 async def test_requests_per_minute_space_the_requests_evenly() -> None:
     clock = Clock()
+    clock.now = 100.0  # the bucket starts filling at its first request, not when it is made
     times = await starts(limiter(clock, p=RateLimit(rpm=60)), clock, 5)
-    assert times == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert times == [100.0, 101.0, 102.0, 103.0, 104.0]
 
 
 async def test_the_burst_is_that_many_seconds_of_the_rate() -> None:
     clock = Clock()
-    times = await starts(limiter(clock, p=RateLimit(rpm=600, burst=1.0)), clock, 13)
-    assert times[:10] == [0.0] * 10
-    assert times[10:] == pytest.approx([0.1, 0.2, 0.3])
+    limits = limiter(clock, p=RateLimit(rpm=600, burst=2.0))
+    assert await starts(limits, clock, 3) == pytest.approx([0.0, 0.1, 0.2])  # starts empty
+    await clock.sleep(10)  # idle: the bucket fills up to two seconds' worth, no more
+    times = await starts(limits, clock, 23)
+    assert times[:20] == [10.2] * 20
+    assert times[20:] == pytest.approx([10.3, 10.4, 10.5])
 
 
 async def test_an_unlimited_provider_never_waits() -> None:
@@ -65,15 +69,16 @@ async def test_an_unlimited_provider_never_waits() -> None:
 
 async def test_tokens_are_estimated_before_and_corrected_after() -> None:
     clock = Clock()
-    limits = limiter(clock, p=RateLimit(tpm=6_000))  # 100 tokens a second, 100 in the bucket
+    limits = limiter(clock, p=RateLimit(tpm=6_000))  # 100 tokens a second, 100 at most
     assert limits.counts_tokens("p") and not limits.counts_tokens("q")
-    # No response seen yet: the prompt only.
+    # No response seen yet: the prompt only, once the empty bucket holds it.
     assert await limits.acquire("p", prompt_tokens=50) == 50
-    # The response used 150 (100 of them output): the bucket pays the difference (100 - 150).
+    assert clock.now == pytest.approx(0.5)
+    # The response used 150 (100 of them output): the bucket pays the difference (0 - 100).
     limits.settle("p", estimate=50, total=150, output=100)
-    # Now 50 prompt + the mean output so far (100); the bucket is at -50 and must reach 100.
+    # Now 50 prompt + the mean output so far (100); from -100 the bucket must reach 100 (full).
     assert await limits.acquire("p", prompt_tokens=50) == 150
-    assert clock.now == pytest.approx(1.5)
+    assert clock.now == pytest.approx(2.5)
     # A request's own max_tokens replaces the mean.
     assert await limits.acquire("p", prompt_tokens=10, max_output=20) == 30
 
@@ -82,18 +87,19 @@ async def test_a_request_bigger_than_the_bucket_goes_when_it_is_full_then_pays_i
     clock = Clock()
     limits = limiter(clock, p=RateLimit(tpm=6_000))
     assert await limits.acquire("p", prompt_tokens=1_000) == 1_000
-    assert clock.now == 0
+    assert clock.now == pytest.approx(1.0)  # the time to fill the bucket
     await limits.acquire("p", prompt_tokens=10)
-    assert clock.now == pytest.approx(9.1)  # from -900 up to 10 at 100 a second
+    assert clock.now == pytest.approx(10.1)  # from -900 up to 10 at 100 a second
 
 
 async def test_a_pause_stops_every_request_and_the_buckets_restart_empty() -> None:
     clock = Clock()
     limits = limiter(clock, p=RateLimit(rpm=60))
+    await limits.acquire("p")
     limits.pause("p", 5)
     assert limits.paused_until("p") == 5
     times = await starts(limits, clock, 2)
-    assert times == [6.0, 7.0]
+    assert times == [6.0, 7.0]  # the pause, then one token at a time from empty
     # A provider without limits is paused too, and goes at once after.
     limits.pause("q", 2)
     await limits.acquire("q")
@@ -123,7 +129,7 @@ async def test_retries_made_by_the_http_layer_count_as_requests() -> None:
     limits.charge("p")
     limits.charge("p")
     await limits.acquire("p")
-    assert clock.now == pytest.approx(3.0)
+    assert clock.now == pytest.approx(3.0)  # two retries, then this request: a second each
 
 
 def test_limits_are_checked() -> None:

@@ -4,6 +4,9 @@ Each provider named in ``rate_limits`` gets a bucket for requests (``rpm``) and 
 (``tpm``). A bucket holds ``burst`` seconds' worth of its rate and refills continuously, so in
 any stretch of T seconds a batch starts at most ``rpm / 60 × (T + burst)`` requests: the rate
 holds over every window, not only per minute (providers enforce theirs over short windows too).
+The buckets start empty at the batch's first request (the first request itself goes at once):
+a batch resumed right after a crash does not burst on top of what the provider still counts,
+and the slow first requests of a fresh process do not pile up behind a full bucket.
 
 **Tokens** are known only after the response, so each request is charged an estimate first and
 corrected after:
@@ -74,18 +77,23 @@ class RateLimit:
 
 
 class TokenBucket:
-    """``rate`` units per second, up to ``capacity``; the level may go below zero (a debt)."""
+    """``rate`` units per second, up to ``capacity``; the level may go below zero (a debt).
+
+    It holds ``initial`` when it is first used, and fills from then on.
+    """
 
     __slots__ = ("capacity", "level", "rate", "stamp")
 
-    def __init__(self, per_minute: float, burst: float, now: float) -> None:
+    def __init__(self, per_minute: float, burst: float, initial: float = 0.0) -> None:
         self.rate = per_minute / 60.0
         self.capacity = max(1.0, self.rate * burst)
-        self.level = self.capacity
-        self.stamp = now
+        self.level = min(initial, self.capacity)
+        self.stamp: float | None = None
 
     def refill(self, now: float) -> None:
-        if now > self.stamp:
+        if self.stamp is None:
+            self.stamp = now
+        elif now > self.stamp:
             self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
             self.stamp = now
 
@@ -99,20 +107,21 @@ class TokenBucket:
     def empty_until(self, moment: float) -> None:
         """Start again from empty at ``moment``."""
         self.level = min(self.level, 0.0)
-        self.stamp = max(self.stamp, moment)
+        self.stamp = moment if self.stamp is None else max(self.stamp, moment)
 
 
 class _Provider:
     __slots__ = ("lock", "outputs", "paused_until", "requests", "responses", "tokens")
 
-    def __init__(self, limit: RateLimit | None, now: float) -> None:
+    def __init__(self, limit: RateLimit | None) -> None:
         burst = limit.burst if limit is not None else 1.0
+        # Empty at the first request (one request may go at once): a batch started right after
+        # another (a resume) must not burst on top of what the provider still counts, and a
+        # process's slow first requests must not pile up behind a full bucket.
         self.requests = (
-            TokenBucket(limit.rpm, burst, now) if limit is not None and limit.rpm else None
+            TokenBucket(limit.rpm, burst, 1.0) if limit is not None and limit.rpm else None
         )
-        self.tokens = (
-            TokenBucket(limit.tpm, burst, now) if limit is not None and limit.tpm else None
-        )
+        self.tokens = TokenBucket(limit.tpm, burst) if limit is not None and limit.tpm else None
         self.paused_until = 0.0
         self.lock = asyncio.Lock()
         self.outputs = 0
@@ -134,14 +143,13 @@ class ProviderLimiter:
     ) -> None:
         self._clock = clock
         self._sleep = sleep
-        now = clock()
         self._limits = dict(limits or {})
         for provider, limit in self._limits.items():
             if not isinstance(limit, RateLimit):
                 raise TypeError(
                     f"rate_limits[{provider!r}] must be a RateLimit, not {type(limit).__name__}"
                 )
-        self._providers = {name: _Provider(limit, now) for name, limit in self._limits.items()}
+        self._providers = {name: _Provider(limit) for name, limit in self._limits.items()}
 
     def counts_tokens(self, provider: str) -> bool:
         """Whether ``provider`` has a ``tpm`` limit (else no estimate is needed)."""
@@ -201,7 +209,7 @@ class ProviderLimiter:
         now = self._clock()
         state = self._providers.get(provider)
         if state is None:
-            state = self._providers[provider] = _Provider(None, now)
+            state = self._providers[provider] = _Provider(None)
         until = now + seconds
         if until <= state.paused_until:
             return

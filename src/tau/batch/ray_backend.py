@@ -230,7 +230,6 @@ class RayBackend:
                 except RayActorError:
                     if worker in workers:  # the first of its items to report the death
                         workers.remove(worker)
-                        del load[id(worker)]
                         if not self.stopping:
                             replacement = self._start_worker(limiter)
                             workers.append(replacement)
