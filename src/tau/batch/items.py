@@ -2,10 +2,11 @@
 
 Everything is read and checked before anything runs, so a mistake costs nothing: every
 malformed item is reported at once (a JSONL file's by line number, an iterable's by position),
-and so is every duplicate id. A JSONL file must be a regular file of UTF-8 lines, each at most
-:data:`MAX_LINE_BYTES`; blank lines are skipped. An id is a non-empty string (a whole number is
-taken as its decimal string); keys other than ``id``, ``prompt`` and ``context`` are ignored, so
-a dataset's own fields (an expected answer) may stay in the file.
+and so is every duplicate id. A JSONL file must be a regular file of UTF-8 lines (a leading
+byte-order mark is allowed), each at most :data:`MAX_LINE_BYTES`; blank lines are skipped. An
+id is a non-empty string (a whole number is taken as its decimal string); keys other than
+``id``, ``prompt`` and ``context`` are ignored, so a dataset's own fields (an expected answer)
+may stay in the file. The whole input is held in memory while the batch runs.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_REPORTED = 20
 """Problems listed in a :class:`BatchInputError` (the rest are counted)."""
 _READ_CHUNK = 1 << 20
+_BOM = b"\xef\xbb\xbf"
 
 
 class BatchInputError(ValueError):
@@ -175,10 +177,13 @@ def _parse_lines(file: Any) -> Iterator[tuple[int, BatchItem | str]]:
         number += 1
         if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
             _skip_rest_of_line(file)
-            yield number, f"longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
+            yield number, f"longer than the limit of {MAX_LINE_BYTES:,} bytes"
             continue
+        if number == 1 and line.startswith(_BOM):
+            line = line[len(_BOM) :]
         if not line.strip():
             continue
+        line = line.rstrip(b"\r\n")
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -189,8 +194,9 @@ def _parse_lines(file: Any) -> Iterator[tuple[int, BatchItem | str]]:
             continue
         try:
             raw = json.loads(text)
-        except ValueError as exc:
-            yield number, f"not valid JSON: {exc}"
+        except json.JSONDecodeError as exc:
+            # A line is one line: its column says where, the decoder's "line 1" would not.
+            yield number, f"not valid JSON: {exc.msg} at column {exc.colno}"
             continue
         yield number, _item(raw)
 

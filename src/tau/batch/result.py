@@ -86,10 +86,13 @@ class BatchResult:
         return out
 
     def to_line(self) -> bytes:
-        """One line of the output file, newline included."""
-        return (json.dumps(self.to_json(), ensure_ascii=False) + "\n").encode(
-            "utf-8", "surrogatepass"
-        )
+        """One line of the output file, newline included (always valid UTF-8)."""
+        data = self.to_json()
+        try:
+            return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (a model's broken text) cannot be UTF-8: escaped, it survives.
+            return (json.dumps(data) + "\n").encode("ascii")
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BatchResult:
