@@ -7,7 +7,8 @@ median as a multiple of the bare interpreter's. ``tau --help`` should stay withi
 command parses its flags before importing the agent, pydantic or any provider.
 
 Also measured: the installed ``tau`` console script (when one sits next to this Python), and,
-for scale, ``import tau.agent`` (what a run loads on top).
+for scale, ``import tau.agent`` (what a run loads on top) and ``import tau.cli.interactive``
+(what an interactive session loads: the agent, prompt_toolkit and rich; needs ``[cli]``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def _commands() -> dict[str, list[str]]:
         "tau --help": [python, "-m", "tau.cli", "--help"],
         "tau --version": [python, "-m", "tau.cli", "--version"],
         "python -c 'import tau.agent'": [python, "-c", "import tau.agent"],
+        "import tau.cli.interactive": [python, "-c", "import tau.cli.interactive"],
     }
     script = Path(python).with_name("tau")
     if script.is_file():

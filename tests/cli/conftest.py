@@ -79,7 +79,7 @@ def spawn_tau(tmp_path: Path, responses: list[dict[str, Any]], *args: str) -> An
         sys.executable,
         ["-m", "tau.cli", "--model", f"faux/{script}", *args],
         cwd=str(work),
-        env=clean_env(tmp_path, TERM="dumb"),
+        env=clean_env(tmp_path, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1"),
         encoding="utf-8",
         timeout=20,
         dimensions=(40, 200),

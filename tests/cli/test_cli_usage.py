@@ -231,11 +231,12 @@ def test_malformed_faux_scripts_say_what_is_wrong(tau: TauRunner, tmp_path: Path
 @pytest.mark.parametrize("flag", ["--help", "--version"])
 def test_help_and_version_load_no_agent_no_pydantic(flag: str, tmp_path: Path) -> None:
     # Start-up time is measured in benchmarks/bench_startup.py; here, what makes it: parsing
-    # flags must not import the agent, pydantic, asyncio or any provider.
+    # flags must not import the agent, pydantic, asyncio, any provider or the terminal UI.
     code = (
         "import atexit, sys\n"
         "def report():\n"
-        "    heavy = ('pydantic', 'tau.agent', 'tau.ai', 'asyncio', 'httpx2', 'jiter')\n"
+        "    heavy = ('pydantic', 'tau.agent', 'tau.ai', 'asyncio', 'httpx2', 'jiter', 'rich',\n"
+        "             'prompt_toolkit')\n"
         "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith(heavy))\n"
         "    sys.stderr.write(repr(loaded))\n"
         "atexit.register(report)\n"
@@ -247,3 +248,15 @@ def test_help_and_version_load_no_agent_no_pydantic(flag: str, tmp_path: Path) -
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == "[]"
+
+
+def test_the_library_loads_no_terminal_ui(tmp_path: Path) -> None:
+    # rich and prompt_toolkit are the [cli] extra's: the library never needs them.
+    code = (
+        "import sys, tau.ai, tau.agent\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'prompt_toolkit')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=clean_env(tmp_path), capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr

@@ -191,26 +191,22 @@ def test_malformed_entries_are_skipped_with_a_warning(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
 def test_interactive_session_asks_before_an_mcp_call_and_stops_the_server(tmp_path: Path) -> None:
-    import pexpect
-
     from tests.agent.mcp.servers import pid_alive
-    from tests.cli.test_interactive import _spawn
+    from tests.cli.terminal import Terminal
 
     pid_file = tmp_path / "server.pid"
     path = write_file(tmp_path, {"fixture": fixture_entry(env={"FIXTURE_PID_FILE": str(pid_file)})})
-    child = _spawn(tmp_path, [*CALL_ECHO, *CALL_ECHO], "--mcp", path)
-    child.sendline("say hi")
-    child.expect_exact("""Allow MCP tool 'echo' of server 'fixture' with {"text": "hi"}? [y/N]""")
-    child.sendline("y")
-    child.expect_exact("The server said hi.")
-    child.expect_exact("> ")
-    child.sendline("again")
-    child.expect_exact("[y/N]")
-    child.sendline("n")
-    child.expect_exact("The user declined to run echo.")
-    child.expect_exact("> ")
-    child.sendline("/exit")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    term = Terminal.scripted(tmp_path, [*CALL_ECHO, *CALL_ECHO], "--mcp", path)
+    term.wait_prompt()
+    term.send("say hi\r")
+    term.wait("""Allow MCP tool 'echo' of server 'fixture' with {"text": "hi"}? [y/N]""")
+    term.send("y\r")
+    term.wait("The server said hi.")
+    term.wait_prompt()
+    term.send("again\r")
+    term.wait_count("[y/N]", 2)
+    term.send("n\r")
+    term.wait("The user declined to run echo.")
+    term.wait_prompt()
+    assert term.exit() == 0
     assert not pid_alive(int(pid_file.read_text()))  # stopped on exit, not left behind

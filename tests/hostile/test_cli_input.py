@@ -59,7 +59,7 @@ def test_non_utf8_stdin(tmp_path: Path) -> None:
     assert b"stdin is not valid UTF-8" in done.stderr
 
 
-# Without readline, input() decodes the terminal's bytes itself (readline drops invalid ones).
+# The plain prompt of a terminal that cannot be drawn on (TERM=dumb) gets the bytes as typed.
 _NO_READLINE = (
     "import sys; sys.modules['readline'] = None; from tau.cli.main import main; "
     "raise SystemExit(main(sys.argv[1:]))"

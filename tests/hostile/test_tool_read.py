@@ -153,7 +153,6 @@ def test_chunked_scanning_matches_the_plain_reading(
     data = "\n".join(lines).encode("utf-8")
     if final_newline and data:
         data += b"\n"
-    params = {"path": "x", "offset": offset, "limit": limit}
     expected = _reference(data, offset, limit)
     original = read_module._CHUNK
     read_module._CHUNK = chunk  # tiny chunks: lines and characters split across reads
@@ -161,8 +160,9 @@ def test_chunked_scanning_matches_the_plain_reading(
         handle = io.BytesIO(data)
         if expected is None:
             with pytest.raises(ValueError, match="beyond end of file"):
-                read_module._read_text(handle, "x", params)
+                read_module.read_text(handle, "x", offset, limit)
         else:
-            assert read_module._read_text(handle, "x", params) == expected
+            read = read_module.read_text(handle, "x", offset, limit)
+            assert "\n\n".join([read.text, *read.notes]) == expected
     finally:
         read_module._CHUNK = original

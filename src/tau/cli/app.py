@@ -18,7 +18,7 @@ from tau.agent.types import AgentThinkingLevel, BeforeToolCallContext, BeforeToo
 from tau.agent.usage import UsageLimits
 from tau.ai.abort import AbortSignal
 from tau.ai.local_models import LOCAL_PROVIDER
-from tau.ai.types import Model
+from tau.ai.types import Model, UserMessage
 from tau.cli.config import save_config
 from tau.cli.mcp import MCPTools, load_servers
 from tau.cli.models import model_spec
@@ -113,8 +113,8 @@ class App:
             return BeforeToolCallResult(block=True, reason=f"The user aborted before {name} ran.")
         return BeforeToolCallResult(block=True, reason=f"The user declined to run {name}.")
 
-    async def run(self, text: str) -> RunResult:
-        """One prompt, until the agent is idle."""
+    async def run(self, text: str | UserMessage) -> RunResult:
+        """One prompt (text, or a message with attachments), until the agent is idle."""
         result = await self.agent.prompt(text)
         save_config({"model": model_spec(self.settings.model)})
         return result

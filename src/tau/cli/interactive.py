@@ -1,206 +1,439 @@
-"""The interactive session: a prompt with line editing and history, steering while the agent works.
+"""The interactive session: a prompt_toolkit prompt that stays open while the agent works.
 
-The main thread reads lines (``input()`` with readline, so Ctrl-C arrives there as
-``KeyboardInterrupt``); the agent runs on an event loop in a second thread. A line typed while a
-run is going is queued as steering (delivered after the current tool calls), ``/follow text``
-as a follow-up (delivered when the agent would stop). Ctrl-C aborts the run; a second Ctrl-C in
-a row exits. ``/follow``, ``/help`` and ``/exit`` are handled here; every other slash command
-comes from :mod:`tau.cli.commands`.
+The prompt and the agent share one event loop. Output is printed above the prompt (the
+answer's finished Markdown blocks, tool calls, notices); what is still changing (the block
+being streamed, a running ``bash``, the spinner) is drawn live between the output and the
+prompt, and a status line (model, context, tokens, cost) sits below it. So typing is never
+mixed into the output.
+
+Enter sends; Alt+Enter (and Shift+Enter where the terminal reports it) inserts a newline; a
+paste is one message, indentation and all. A message typed while a run is going is queued as
+steering (delivered after the current tool calls), ``/follow text`` as a follow-up (delivered
+when the agent would stop). ``@path`` attaches a file (:mod:`tau.cli.attach`); Tab completes
+commands, their arguments and ``@`` paths. Ctrl-C aborts the run (or clears the line); a second
+Ctrl-C in a row exits, as do Ctrl-D and ``/exit``. ``/follow``, ``/help`` and ``/exit`` are
+handled here; every other slash command comes from :mod:`tau.cli.commands`. History is kept in
+``$TAU_HOME/history``.
+
+Without a capable terminal (``TERM=dumb``, or stdout not a terminal) the prompt is a plain one
+and the output is plain text, as in a pipe.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
+import re
+import shutil
+import signal
 import sys
-import threading
-import time
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.formatted_text import ANSI, FormattedText
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.output import create_output
+from prompt_toolkit.patch_stdout import patch_stdout
+from prompt_toolkit.styles import Style
+from rich.text import Text
+
+from tau.ai import Model
 from tau.cli.app import App, Settings
+from tau.cli.attach import AttachmentError, Prompt, build_prompt
 from tau.cli.commands import CommandContext, UnknownCommandError, help_lines, run_command
+from tau.cli.completion import TauCompleter
 from tau.cli.config import tau_home
-from tau.cli.render import Renderer, Spinner
+from tau.cli.display import TerminalRenderer, collapse, console_for
+from tau.cli.main import clean_text
+from tau.cli.render import Renderer, is_fancy_terminal
 
 PROMPT = "> "
+BUSY_PROMPT = "… "
+"""Shown while a run is going: Enter then queues steering."""
+LOCAL_COMMANDS = {
+    "follow": "queue TEXT as a follow-up (sent when the agent would stop)",
+    "help": "this help",
+    "exit": "leave (or Ctrl-D)",
+}
 HELP = """\
-Type a message and press Enter. While the agent works, Enter queues a steering message.
+Enter sends; Alt+Enter (or Shift+Enter) starts a new line; @FILE attaches a file; Tab completes.
+While the agent works, Enter queues a steering message.
   /follow TEXT   queue TEXT as a follow-up (sent when the agent would stop)
   /exit          leave (or Ctrl-D); Ctrl-C aborts a run, twice in a row exits"""
+ECHO_HEAD = 10
+ECHO_TAIL = 5
+"""A long message is echoed as its first and last lines (it is sent whole)."""
+HISTORY_ENTRIES = 1000
+"""The history file is cut back to this many entries when it passes ``HISTORY_BYTES``."""
+HISTORY_BYTES = 1024 * 1024
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+
+# Shift+Enter, as terminals that tell it apart report it (kitty's and xterm's
+# modifyOtherKeys forms), is Alt+Enter: a newline.
+for _sequence in ("\x1b[13;2u", "\x1b[27;2;13~"):
+    ANSI_SEQUENCES[_sequence] = (Keys.Escape, Keys.ControlM)
 
 
-def _setup_readline() -> Any:
-    try:
-        import readline
-    except ImportError:  # no readline on this platform: plain input() still works
-        return None
-    history = tau_home() / "history"
-    with contextlib.suppress(OSError):  # no history yet
-        readline.read_history_file(history)
-    readline.set_history_length(1000)
-    return readline
+class _History(FileHistory):
+    """The prompt history in a file; a file that cannot be read or written loses only history."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+        with contextlib.suppress(OSError):
+            if path.stat().st_size > HISTORY_BYTES:
+                self._trim()
+
+    def _trim(self) -> None:
+        kept = list(super().load_history_strings())[:HISTORY_ENTRIES]
+        self.path.unlink()
+        for entry in reversed(kept):
+            super().store_string(entry)
+
+    def load_history_strings(self) -> Any:
+        """The stored entries, newest first (none if the file cannot be read)."""
+        try:
+            return list(super().load_history_strings())
+        except (OSError, UnicodeDecodeError):
+            return []
+
+    def store_string(self, string: str) -> None:
+        """Append ``string`` to the file (silently not, if it cannot be written)."""
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            super().store_string(string)
 
 
-def _save_history(readline: Any) -> None:
-    if readline is None:
-        return
-    path = tau_home() / "history"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        readline.write_history_file(path)
-    except OSError:
-        pass
+class PromptSurface:
+    """Output above a running prompt_toolkit prompt (see :class:`tau.cli.display.Surface`).
+
+    Text waits in a queue and is written, in order, while the prompt is erased for a moment
+    (``run_in_terminal``); until then the live region still shows it, so nothing flickers.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.session: PromptSession[str] | None = None
+        self._pending: list[str] = []
+
+    def size(self) -> tuple[int, int]:
+        """The terminal's columns and rows."""
+        size = shutil.get_terminal_size()
+        return size.columns, size.lines
+
+    def print(self, text: str) -> None:
+        """Write ``text`` above the prompt, after what is already queued."""
+        self._pending.append(text)
+        if len(self._pending) == 1:
+            run_in_terminal(self._flush)
+
+    def pending(self) -> str:
+        """What is queued and not written yet."""
+        return "".join(self._pending)
+
+    def _flush(self) -> None:
+        text = "".join(self._pending)
+        self._pending.clear()
+        with contextlib.suppress(OSError, ValueError):
+            self.stream.write(text)
+            self.stream.flush()
+
+    def changed(self) -> None:
+        """Redraw the prompt (and the live region in it) soon."""
+        if self.session is not None:
+            self.session.app.invalidate()
 
 
 class Repl:
     """The state of one interactive session."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="tau-agent", daemon=True)
-        self.renderer = Renderer(spinner=Spinner(sys.stderr))
+    def __init__(self, settings: Settings, *, fancy: bool) -> None:
+        self.fancy = fancy
+        self.out = sys.stdout
+        self.surface = PromptSurface(self.out)
         self.app = App(settings, self._confirm)
+        self.renderer: Renderer
+        if fancy:
+            self.display: TerminalRenderer | None = TerminalRenderer(
+                console_for(self.out), self.surface, self._model
+            )
+            self.renderer = self.display
+        else:
+            self.display = None
+            self.renderer = Renderer()
         self.app.agent.subscribe(self.renderer)
-        self.run: concurrent.futures.Future[Any] | None = None
-        self.question: concurrent.futures.Future[bool] | None = None
+        self.context = CommandContext(self.app, self.renderer, self.say)
+        self.run: asyncio.Task[None] | None = None
+        self.question: asyncio.Future[bool] | None = None
+        self.question_text = ""
         self.interrupts = 0
+        self.exiting = False
+        self.draft = ""
+        self._wake = asyncio.Event()  # a run ended or asks a question (see _wait_for_the_run)
+        self.session: PromptSession[str] = PromptSession(
+            history=_History(tau_home() / "history"),
+            completer=TauCompleter(settings.workspace, lambda: self.context, LOCAL_COMMANDS),
+            complete_while_typing=True,
+            key_bindings=self._bindings(),
+            multiline=True,
+            prompt_continuation=lambda width, line, wrapped: " " * min(width, 2),
+            bottom_toolbar=self._toolbar if fancy else None,
+            erase_when_done=fancy,
+            reserve_space_for_menu=6,
+            style=Style.from_dict({"bottom-toolbar": "noreverse fg:ansibrightblack"}),
+            include_default_pygments_style=False,
+            # Piped stdout carries the answers only: the prompt goes to the terminal (stderr).
+            output=None if sys.stdout.isatty() else create_output(always_prefer_tty=True),
+        )
+        self.surface.session = self.session
+
+    def _model(self) -> Model:
+        """The model the next turn uses."""
+        return self.app.agent.state.model or self.app.settings.model
 
     @property
     def busy(self) -> bool:
         """Whether a run is in progress."""
         return self.run is not None and not self.run.done()
 
+    # ----------------------------------------------------------------------- output
+
+    def say(self, text: str) -> None:
+        """A line (or lines) of text above the prompt."""
+        if self.display is not None:
+            self.display.notice(text, "")
+        else:
+            self.surface.print(text + "\n")
+
+    def _notice(self, text: str) -> None:
+        if self.display is not None:
+            self.display.notice(text)
+        else:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+
+    def _echo(self, text: str, prefix: str) -> None:
+        """The user's message, kept in the scrollback (the prompt erases itself)."""
+        if self.display is None:
+            return
+        lines, hidden = collapse(text, ECHO_HEAD, ECHO_TAIL)
+        if hidden:
+            lines.insert(ECHO_HEAD, f"… {hidden} more lines")
+        shown = Text(prefix + "\n".join(lines), style="bold")
+        self.surface.print("\n" + self.display.render(shown))
+
+    def _message(self) -> Any:
+        prompt = (
+            f"{self.question_text} [y/N] "
+            if self.question
+            else (BUSY_PROMPT if self.busy else PROMPT)
+        )
+        if self.display is None:
+            return prompt
+        pending = self.surface.pending()
+        live = self.display.live()
+        above = (pending + live).split("\n")
+        lines = above[-max(2, self.surface.size()[1] // 2) :]
+        return ANSI("\n".join(lines) + prompt)
+
+    def _toolbar(self) -> Any:
+        return FormattedText([("", self.display.status() if self.display else "")])
+
     # ----------------------------------------------------------------------- agent side
 
     async def _confirm(self, question: str) -> bool:
-        future: concurrent.futures.Future[bool] = concurrent.futures.Future()
-        self.question = future
-        sys.stdout.write(f"\n{question} [y/N] ")
-        sys.stdout.flush()
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.question, self.question_text = future, question
+        self._wake.set()
+        self.surface.changed()
         try:
-            return await asyncio.wrap_future(future)
+            return await future
         finally:
-            self.question = None
+            self.question, self.question_text = None, ""
+            self.surface.changed()
 
-    async def _run(self, text: str) -> None:
-        result = await self.app.run(text)
-        if result.stop_reason in ("error", "aborted"):
-            sys.stderr.write(f"[{result.stop_reason}: {result.error}]\n")
-        sys.stdout.write(PROMPT)
-        sys.stdout.flush()
+    async def _run(self, prompt: Prompt) -> None:
+        try:
+            result = await self.app.run(prompt)
+            if result.stop_reason in ("error", "aborted"):
+                self._notice(f"[{result.stop_reason}: {result.error}]")
+        finally:
+            self._wake.set()
+            self.surface.changed()
+
+    async def _wait_for_the_run(self) -> None:
+        """Without a terminal to draw on, output cannot go above the prompt: the prompt comes
+        back when the run ends (or asks a question); Ctrl-C still aborts it meanwhile."""
+        while self.busy and self.question is None and not self.exiting:
+            self._wake.clear()
+            await self._wake.wait()
+
+    async def _animate(self) -> None:
+        # The spinner turns only while something waits; redraws are cheap otherwise (cached).
+        while True:
+            await asyncio.sleep(0.1)
+            if self.display is not None and self.display.animating:
+                self.surface.changed()
 
     # ----------------------------------------------------------------------- input side
 
-    def _submit(self, line: str) -> bool:
-        """Act on one line; True when it started a run (which writes the next prompt)."""
-        text = line.strip()
-        if self.question is not None:
-            self.question.set_result(text.lower() in ("y", "yes"))
-            return True
-        if not text:
-            return False
-        if text in ("/exit", "/quit"):
-            raise EOFError
-        if text == "/help":
-            print(HELP)
-            print("\n".join(help_lines()))
-            return False
-        follow = text.startswith("/follow ")
-        if follow:
-            text = text.removeprefix("/follow ").strip()
-        elif text.startswith("/"):
-            return self._command(text)
-        agent = self.app.agent
-        if self.busy:
-            queue = agent.follow_up if follow else agent.steer
-            self.loop.call_soon_threadsafe(queue, text)
-            kind = "follow-up" if follow else "steering"
-            sys.stderr.write(f"[{kind} queued]\n")
-            return True
-        self.run = asyncio.run_coroutine_threadsafe(self._run(text), self.loop)
-        return True
+    def _bindings(self) -> KeyBindings:
+        bindings = KeyBindings()
 
-    def _command(self, line: str) -> bool:
-        """Run a registry command on the agent's loop; True when it writes the next prompt."""
-        ctx = CommandContext(self.app, self.renderer, print)
-        try:
-            asyncio.run_coroutine_threadsafe(run_command(ctx, line), self.loop).result()
-        except UnknownCommandError as exc:
-            print(exc)
-        return False
+        @bindings.add("enter")
+        @bindings.add("c-j")
+        def _submit(event: KeyPressEvent) -> None:
+            event.current_buffer.validate_and_handle()
+
+        @bindings.add("escape", "enter")
+        def _newline(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @bindings.add("c-c")
+        def _interrupt(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if buffer.text and not self.busy and self.question is None:
+                buffer.reset()
+                return
+            if self._interrupt():
+                event.app.exit(exception=EOFError())
+
+        return bindings
 
     def _interrupt(self) -> bool:
         """Handle Ctrl-C; True means exit."""
         self.interrupts += 1
         if self.interrupts > 1:
             return True
-        if self.question is not None:
+        if self.question is not None and not self.question.done():
             self.question.set_result(False)
         if self.busy:
-            # The notice goes out before the abort starts: the run's "[aborted: …]" line,
-            # written by the agent thread, must not come first.
-            sys.stderr.write("\n[aborting — Ctrl-C again to exit]\n")
-            sys.stderr.flush()
-            self.loop.call_soon_threadsafe(self.app.agent.abort, "Interrupted")
+            # The notice goes out before the abort starts: the run's "[aborted: …]" line must
+            # not come first.
+            self._notice("[aborting — Ctrl-C again to exit]")
+            self.app.agent.abort("Interrupted")
         else:
-            sys.stderr.write("\n[Ctrl-C again to exit, or /exit]\n")
-            sys.stdout.write(PROMPT)
-        sys.stderr.flush()
-        sys.stdout.flush()
+            self._notice("[Ctrl-C again to exit, or /exit]")
         return False
 
-    def main(self) -> int:
-        """Read and dispatch lines until exit; returns the exit status."""
-        # A byte that is not UTF-8 becomes U+FFFD as it is read, instead of failing input() or
-        # (as a lone surrogate) the request and the session file later.
-        with contextlib.suppress(AttributeError, ValueError):
-            sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]
-        readline = _setup_readline()
-        self.thread.start()
-        model = self.app.settings.model
-        print(f"tau · {model.provider}/{model.id} · /help for commands")
-        sys.stdout.write(PROMPT)
-        sys.stdout.flush()
+    def _on_sigint(self) -> None:
+        # Ctrl-C while the prompt is not reading keys (between two prompts, during a command).
+        if self._interrupt():
+            self.exiting = True
+            self._wake.set()
+            if self.session.app.is_running:
+                self.session.app.exit(exception=EOFError())
+
+    async def _submit(self, line: str) -> bool:
+        """Act on one message; True means exit."""
+        # Bytes that are not UTF-8 arrive as lone surrogates: U+FFFD, as everywhere in tau.
+        line = clean_text(line, "the message")
+        text = line.strip()
+        if self.question is not None:
+            self.surface.print(f"{self.question_text} [y/N] {text}\n")
+            if not self.question.done():
+                self.question.set_result(text.lower() in ("y", "yes"))
+            return False
+        if not text:
+            return False
+        if text in ("/exit", "/quit"):
+            return True
+        if text == "/help":
+            self.say(HELP + "\n" + "\n".join(help_lines()))
+            return False
+        follow = text == "/follow" or text.startswith("/follow ")
+        if follow:
+            line = line.lstrip().removeprefix("/follow")
+            if not line.strip():
+                self.say("usage: /follow TEXT")
+                return False
+        elif text.startswith("/"):
+            await self._command(text)
+            return False
+        message = _LEADING_BLANK_LINES.sub("", line.rstrip())
+        if follow:
+            message = message.lstrip(" ")
         try:
-            while True:
-                try:
-                    # The prompt is written by whoever finishes last (a run ends, a command
-                    # runs), so input() shows none and a run's output never lands after it.
-                    line = input()
-                except KeyboardInterrupt:
-                    if self._interrupt():
+            prompt, notes = build_prompt(message, self.app.settings.workspace, self._model())
+        except AttachmentError as exc:
+            self._notice(f"tau: {exc}")
+            self.draft = line  # back in the prompt, to be fixed
+            return False
+        if self.busy:
+            self._echo(message, "+ " if follow else "» ")
+            agent = self.app.agent
+            (agent.follow_up if follow else agent.steer)(prompt)
+            self._notice(f"[{'follow-up' if follow else 'steering'} queued]")
+        else:
+            self._echo(message, PROMPT)
+            self.run = asyncio.create_task(self._run(prompt))
+        for note in notes:
+            self._notice(f"tau: note: {note}")
+        return False
+
+    async def _command(self, line: str) -> None:
+        try:
+            await run_command(self.context, line)
+        except UnknownCommandError as exc:
+            self.say(str(exc))
+
+    async def main(self) -> int:
+        """Read and dispatch messages until exit; returns the exit status."""
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        animation = loop.create_task(self._animate())
+        model = self.app.settings.model
+        try:
+            with patch_stdout(raw=True) if self.fancy else contextlib.nullcontext():
+                self.say(f"tau · {model.provider}/{model.id} · /help for commands")
+                while not self.exiting:
+                    if not self.fancy:
+                        await self._wait_for_the_run()
+                        if self.exiting:
+                            break
+                    draft, self.draft = self.draft, ""
+                    try:
+                        line = await self.session.prompt_async(
+                            self._message, default=draft, handle_sigint=False
+                        )
+                    except EOFError:
                         break
-                    continue
-                except EOFError:
-                    break
-                self.interrupts = 0
-                try:
-                    started = self._submit(line)
-                except EOFError:
-                    break
-                if not started and not self.busy:
-                    sys.stdout.write(PROMPT)
-                    sys.stdout.flush()
+                    self.interrupts = 0
+                    if await self._submit(line):
+                        break
+                await self._shutdown()
         finally:
-            self._shutdown()
-            _save_history(readline)
+            animation.cancel()
+            loop.remove_signal_handler(signal.SIGINT)
         return 0
 
-    def _shutdown(self) -> None:
-        if self.busy:
-            self.loop.call_soon_threadsafe(self.app.agent.abort, "Exiting")
-            deadline = time.monotonic() + 3
-            while self.busy and time.monotonic() < deadline:
-                time.sleep(0.02)
-        closing = asyncio.run_coroutine_threadsafe(self.app.aclose(), self.loop)  # MCP servers
+    async def _shutdown(self) -> None:
+        if self.question is not None and not self.question.done():
+            self.question.set_result(False)
+        if self.run is not None and self.busy:
+            self.app.agent.abort("Exiting")
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self.run), 3)
         with contextlib.suppress(Exception):
-            closing.result(timeout=15)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        sys.stdout.write("\n")
-        sys.stdout.flush()
+            await asyncio.wait_for(self.app.aclose(), 15)  # MCP servers
+        await asyncio.sleep(0)  # let queued output reach the terminal
+        with contextlib.suppress(OSError, ValueError):
+            self.out.write("\n")
+            self.out.flush()
 
 
 def run_interactive(settings: Settings) -> int:
     """Run the interactive session until the user leaves."""
-    return Repl(settings).main()
+    # A byte that is not UTF-8 becomes U+FFFD as it is read, not a failure later.
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]
+
+    async def session() -> int:
+        return await Repl(settings, fancy=is_fancy_terminal(sys.stdout)).main()
+
+    return asyncio.run(session())

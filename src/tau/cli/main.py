@@ -40,6 +40,8 @@ from tau.cli.run_control import add_arguments, fallback_models, usage_limits
 if TYPE_CHECKING:
     from tau.agent.agent import RunResult
     from tau.cli.app import Settings
+    from tau.cli.attach import Prompt
+    from tau.cli.display import TerminalSurface
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 # Named here so that `tau --help` imports no tool; a test keeps them equal to tau.cli.tools'.
@@ -48,6 +50,12 @@ DEFAULT_TOOL_NAMES = ("read", "ls", "grep", "find")
 MAX_STDIN_BYTES = 16 * 1024 * 1024
 """Piped input beyond this is refused: more than any model's context window holds."""
 INTERRUPTED = "Interrupted"
+CLI_EXTRA = ("prompt_toolkit", "rich")
+"""What the ``[cli]`` extra installs: the interactive session needs both."""
+
+
+class MissingExtraError(RuntimeError):
+    """A feature needs an extra that is not installed."""
 
 
 def _seconds(text: str) -> float:
@@ -72,6 +80,15 @@ def _parser() -> argparse.ArgumentParser:
         "--thinking", choices=THINKING_LEVELS, default="off", help="reasoning level"
     )
     parser.add_argument("--system", help="system prompt (replaces the default)")
+    parser.add_argument(
+        "-a",
+        "--attach",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="send FILE with the prompt (repeatable; text inline, images to models that take "
+        "them); @FILE in the prompt does the same",
+    )
     parser.add_argument(
         "--tools",
         help=f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOL_NAMES)}, none "
@@ -141,7 +158,7 @@ def _note(text: str) -> None:
     sys.stderr.write(f"tau: note: {text}\n")
 
 
-def _clean_text(text: str, what: str) -> str:
+def clean_text(text: str, what: str) -> str:
     """``text`` (from argv or a terminal) with undecodable bytes as U+FFFD, noting it once.
 
     Python hands over bytes that are not UTF-8 as lone surrogates; they cannot be encoded
@@ -175,23 +192,40 @@ def _stdin_is_terminal() -> bool:
     return sys.stdin is None or sys.stdin.isatty()
 
 
-def _prompt_text(words: list[str]) -> str | None:
-    """The prompt of a one-shot run, or None for an interactive session.
+def _prompt_parts(words: list[str]) -> tuple[str, str] | None:
+    """The typed prompt and the piped input of a one-shot run, or None for an interactive
+    session.
 
-    The words of the command line, then a blank line and the piped input if there is any
-    (``cat f.py | tau "Explain"``); an empty result is refused.
+    The run gets the words of the command line, then a blank line and the piped input if there
+    is any (``cat f.py | tau "Explain"``); an empty result is refused.
     """
-    given = _clean_text(" ".join(words), "the prompt") if words else None
+    given = clean_text(" ".join(words), "the prompt") if words else None
     if _stdin_is_terminal():
         if given is not None and not given.strip():
             raise UsageError("the prompt is empty")
-        return given
+        return None if given is None else (given, "")
     piped = _read_stdin()
-    parts = [part for part in (given, piped) if part and part.strip()]
-    if not parts:
+    if not any(part and part.strip() for part in (given, piped)):
         empty = "the prompt is empty" if given is not None else "no prompt given (stdin is empty)"
         raise UsageError(empty)
-    return "\n\n".join(parts)
+    typed = given if given and given.strip() else ""
+    return typed, piped if piped.strip() else ""
+
+
+def _one_shot_prompt(parts: tuple[str, str], files: list[str], settings: Settings) -> Prompt:
+    """The prompt with the files it mentions (``@path``) and ``--attach`` attached."""
+    from tau.cli.attach import AttachmentError, build_prompt
+
+    typed, piped = parts
+    try:
+        prompt, notes = build_prompt(
+            typed, settings.workspace, settings.model, extra=[piped], files=files
+        )
+    except AttachmentError as exc:
+        raise UsageError(str(exc)) from None
+    for note in notes:
+        _note(note)
+    return prompt
 
 
 # --------------------------------------------------------------------------- runs
@@ -229,7 +263,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         tool_names=names,
         workspace=workspace,
         thinking=args.thinking,
-        system=None if args.system is None else _clean_text(args.system, "--system"),
+        system=None if args.system is None else clean_text(args.system, "--system"),
         session_path=None if args.session is None else Path(args.session),
         yes=args.yes,
         extra_options=options,
@@ -292,7 +326,7 @@ class _Output:
             self.abort("stdout was closed")
 
 
-async def run_once(settings: Settings, prompt: str, *, json_mode: bool) -> int:
+async def run_once(settings: Settings, prompt: Prompt, *, json_mode: bool) -> int:
     """Print (or JSON) mode: one prompt, then exit."""
     import asyncio
     import signal
@@ -302,8 +336,23 @@ async def run_once(settings: Settings, prompt: str, *, json_mode: bool) -> int:
 
     # Questions need a terminal to answer on; without one, mutating tools need --yes.
     terminal = sys.stdin is not None and sys.stdin.isatty() and not json_mode
-    app = App(settings, _ask_on_terminal if terminal else None)
-    output = _Output(_json_printer() if json_mode else Renderer(), app.agent.abort)
+    surface = None if json_mode else _terminal_surface()
+    ask = _ask_on_terminal if surface is None else surface.asking(_ask_on_terminal)
+    app = App(settings, ask if terminal else None)
+    if json_mode:
+        show: Callable[[Any], None] = _json_printer()
+    elif surface is not None:
+        from tau.cli.display import TerminalRenderer, console_for
+
+        show = TerminalRenderer(
+            console_for(sys.stdout), surface, lambda: app.agent.state.model or settings.model
+        )
+        surface.renderer = show
+    else:
+        from tau.cli.render import Spinner
+
+        show = Renderer(spinner=Spinner(sys.stderr))
+    output = _Output(show, app.agent.abort)
     app.agent.subscribe(output)
     loop = asyncio.get_running_loop()
     interrupted = 0
@@ -320,10 +369,27 @@ async def run_once(settings: Settings, prompt: str, *, json_mode: bool) -> int:
         result = await app.run(prompt)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        if surface is not None:
+            surface.finish()
         await app.aclose()
     if output.closed:
         raise BrokenPipeError
     return _report(result)
+
+
+def _terminal_surface() -> TerminalSurface | None:
+    """Where a one-shot run is drawn when stdout is a terminal that can show more than text
+    (None: plain text, as in a pipe)."""
+    from tau.cli.render import is_fancy_terminal
+
+    if not is_fancy_terminal(sys.stdout):
+        return None
+    try:
+        from tau.cli.display import TerminalSurface
+    except ImportError:
+        _note("rich is not installed: plain output (pip install 'tau[cli]' for rendered output)")
+        return None
+    return TerminalSurface(sys.stdout)
 
 
 def _report(result: RunResult) -> int:
@@ -362,14 +428,23 @@ def _dispatch(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
     if args.json and not args.prompt and _stdin_is_terminal():
         raise UsageError("--json needs a prompt")
-    prompt = _prompt_text(args.prompt)
+    parts = _prompt_parts(args.prompt)
+    if args.attach and parts is None:
+        raise UsageError("--attach needs a prompt (in a session, type @FILE in a message)")
     settings = _settings(args)
-    if prompt is not None:
+    if parts is not None:
         import asyncio
 
+        prompt = _one_shot_prompt(parts, args.attach, settings)
         return asyncio.run(run_once(settings, prompt, json_mode=args.json))
-    from tau.cli.interactive import run_interactive
-
+    try:
+        from tau.cli.interactive import run_interactive
+    except ImportError as exc:
+        if not any(name in (exc.name or str(exc)) for name in CLI_EXTRA):
+            raise
+        raise MissingExtraError(
+            f"the interactive session needs {' and '.join(CLI_EXTRA)} (pip install 'tau[cli]')"
+        ) from None
     return run_interactive(settings)
 
 

@@ -1,9 +1,12 @@
-"""Showing a run on a terminal: the answer streamed to stdout, tool activity on stderr.
+"""Showing a run as plain text: the answer streamed to stdout, tool activity on stderr.
 
-Thinking is shown dimmed only when stdout is a terminal; piped stdout carries the answer text
-and nothing else. A fallback model taking over is a notice on stderr; an answer cut at the
-token limit gets ``[stopped: max tokens]``. Usage of each run (the agent's totals: failed
-attempts and aborted runs included, as they spent tokens too) is kept for ``/usage``.
+This is what a pipe gets (and a terminal that cannot do more, or one without the ``[cli]``
+extra); :mod:`tau.cli.display` renders for a terminal on top of it. Thinking is shown dimmed
+only when stdout is a terminal; piped stdout carries the answer text and nothing else. A
+fallback model taking over is a notice on stderr; an answer cut at the token limit gets
+``[stopped: max tokens]``. Usage of each run (the agent's totals: failed attempts and aborted
+runs included, as they spent tokens too) is kept for ``/usage``, and the context the last
+answer filled for the status line.
 """
 
 from __future__ import annotations
@@ -11,14 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from tau.agent.events import AgentEndEvent, AgentEvent, FallbackEvent
-from tau.agent.usage import RunUsage
-from tau.ai.types import AssistantMessage, TextContent
+from tau.agent import AgentEndEvent, AgentEvent, FallbackEvent, RunUsage
+from tau.ai import AssistantMessage, Model, TextContent
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 DIM = "\033[2m"
@@ -54,6 +57,43 @@ class RunStats:
             f"${usage.cost:.4f}, {self.seconds:.1f}s, {usage.turns} turn(s), "
             f"{usage.requests} request(s), {usage.tool_calls} tool call(s)"
         )
+
+
+def is_fancy_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal that can be drawn on (``TERM=dumb`` cannot)."""
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+    return tty and os.environ.get("TERM", "") not in ("dumb", "unknown")
+
+
+def _count(value: float) -> str:
+    if value < 1000:
+        return f"{value:g}"
+    if value < 1_000_000:
+        return f"{value / 1000:.1f}k".replace(".0k", "k")
+    return f"{value / 1_000_000:.1f}M".replace(".0M", "M")
+
+
+def status_line(model: Model, context_tokens: int, total: RunStats) -> str:
+    """``provider/id · 12% of 200k context · 3.4k tokens · $0.0123``: the model, how full the
+    context was at the last answer, and the session's tokens and cost."""
+    parts = [f"{model.provider}/{model.id}"]
+    if model.context_window > 0:
+        share = 100 * context_tokens / model.context_window
+        parts.append(f"{share:.0f}% of {_count(model.context_window)} context")
+    usage = total.usage
+    tokens = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens
+    parts.append(f"{_count(tokens + usage.cache_write_tokens)} tokens")
+    parts.append(f"${usage.cost:.4f}")
+    return " · ".join(parts)
+
+
+def context_tokens(message: AssistantMessage) -> int:
+    """The tokens of the context an answer was given and produced (what the next turn sends)."""
+    usage = message.usage
+    return usage.input + usage.output + usage.cache_read + usage.cache_write
 
 
 def describe_fallback(event: FallbackEvent) -> str:
@@ -106,6 +146,8 @@ class Renderer:
     last: RunStats = field(default_factory=RunStats)
     total: RunStats = field(default_factory=RunStats)
     spinner: Spinner | None = None
+    context: int = 0
+    """Tokens of the context at the last answer (see :func:`context_tokens`)."""
     _started_at: float = 0.0
     _mid_line: bool = False
     _in_thinking: bool = False
@@ -140,7 +182,25 @@ class Renderer:
         if self.spinner is not None:
             self.spinner.stop()
 
+    def track(self, event: AgentEvent) -> None:
+        """Keep the statistics of ``event``: run usage and time, and the context's size."""
+        kind = event.type
+        if kind == "agent_start":
+            self._started_at = time.monotonic()
+            self.last = RunStats()
+        elif kind == "message_end":
+            message = event.message  # type: ignore[union-attr]
+            if isinstance(message, AssistantMessage) and message.stop_reason not in (
+                "error",
+                "aborted",
+            ):
+                self.context = context_tokens(message)
+        elif isinstance(event, AgentEndEvent):
+            self.last = RunStats(event.usage.copy(), time.monotonic() - self._started_at)
+            self.total.merge(self.last)
+
     def __call__(self, event: AgentEvent) -> None:
+        self.track(event)
         kind = event.type
         if kind == "message_update":
             sub = event.assistant_message_event  # type: ignore[union-attr]
@@ -156,9 +216,7 @@ class Renderer:
                     self.out.write(DIM)
                     self._in_thinking = True
                 self._write(sub.delta)  # type: ignore[union-attr]
-        elif kind == "agent_start":
-            self._started_at = time.monotonic()
-            self.last = RunStats()
+        elif kind in ("agent_start", "turn_start"):
             if self.spinner is not None:
                 self.spinner.start()
         elif kind == "message_end":
@@ -180,5 +238,3 @@ class Renderer:
         elif isinstance(event, AgentEndEvent):
             self._output_starts()
             self._end_line()
-            self.last = RunStats(event.usage.copy(), time.monotonic() - self._started_at)
-            self.total.merge(self.last)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import os
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from tau.agent.tools import AgentTool, AgentToolResult
@@ -39,7 +40,8 @@ _CHUNK = 1024 * 1024
 _NOT_UTF8 = "[The file is not valid UTF-8: undecodable bytes are shown as \ufffd]"
 
 
-def _image_type(head: bytes) -> str | None:
+def image_type(head: bytes) -> str | None:
+    """The MIME type of an image whose file starts with ``head``, or None when it is none."""
     for magic, mime in _IMAGE_MAGIC:
         if head.startswith(magic):
             return mime
@@ -57,17 +59,16 @@ def read_tool(workspace: Workspace) -> AgentTool:
         signal.throw_if_aborted()
         raw_path = params["path"]
         with open_regular(workspace.resolve(raw_path), raw_path) as handle:
-            mime = _image_type(handle.read(4100))
+            mime = image_type(handle.read(4100))
             handle.seek(0)
             if mime is not None:
-                size = os.fstat(handle.fileno()).st_size
-                image = prepare_image(handle, size, mime, raw_path)
+                image, note = read_image(handle, mime, raw_path)
                 label = f"Read image file [{image.mime_type}]"
-                if image.note:
-                    label = f"{label}\n{image.note}"
-                encoded = base64.b64encode(image.data).decode("ascii")
-                return AgentToolResult([TextContent(label), ImageContent(encoded, image.mime_type)])
-            return AgentToolResult([TextContent(_read_text(handle, raw_path, params))])
+                if note:
+                    label = f"{label}\n{note}"
+                return AgentToolResult([TextContent(label), image])
+            text = read_text(handle, raw_path, params.get("offset"), params.get("limit"))
+            return AgentToolResult([TextContent("\n\n".join([text.text, *text.notes]))])
 
     return AgentTool("read", "Read file contents", _SCHEMA, execute=execute, label="Read")
 
@@ -162,25 +163,42 @@ def _decode(lines: list[bytes]) -> tuple[list[str], bool]:
     return texts, valid
 
 
-def _read_text(handle: BinaryIO, raw_path: str, params: dict[str, Any]) -> str:
-    offset = params.get("offset")
+def read_image(handle: BinaryIO, mime: str, shown: str) -> tuple[ImageContent, str | None]:
+    """The image in ``handle`` (sniffed as ``mime``) within the size limits, and a note when
+    it had to be resized."""
+    image = prepare_image(handle, os.fstat(handle.fileno()).st_size, mime, shown)
+    encoded = base64.b64encode(image.data).decode("ascii")
+    return ImageContent(encoded, image.mime_type), image.note
+
+
+@dataclass(slots=True)
+class TextRead:
+    """What ``read`` shows of a text file, and its notes (a cut, bytes that are not UTF-8)."""
+
+    text: str
+    notes: list[str]
+
+
+def read_text(handle: BinaryIO, raw_path: str, offset: Any = None, limit: Any = None) -> TextRead:
+    """The lines of the text file in ``handle`` from ``offset`` (1-based), ``limit`` of them,
+    within the 2,000-line / 50 KB limit, in bounded memory."""
     start = max(1, int(offset)) if offset is not None else 1
-    limit = params.get("limit")
     lines = _Lines(start, start - 1 + max(0, int(limit)) if limit is not None else None)
     while chunk := handle.read(_CHUNK):
         lines.feed(chunk)
     lines.finish()
     total = lines.total
     if total == 0 and offset is None:
-        return "(empty file)"
+        return TextRead("(empty file)", [])
     if start > total:
         raise ValueError(f"Offset {start} is beyond end of file ({total} lines total)")
     end = min(total, lines.end) if lines.end is not None else total
     if lines.first_length > MAX_BYTES:
-        return (
+        return TextRead(
             f"[Line {start} is {format_size(lines.first_length)}, exceeds "
             f"{format_size(MAX_BYTES)} limit. Use bash: sed -n '{start}p' {raw_path} | "
-            f"head -c {MAX_BYTES}]"
+            f"head -c {MAX_BYTES}]",
+            [],
         )
     texts, valid = _decode(lines.kept)
     cut = truncate_head("\n".join(texts))
@@ -194,4 +212,4 @@ def _read_text(handle: BinaryIO, raw_path: str, params: dict[str, Any]) -> str:
         )
     elif end < total:
         notes.append(f"[{total - end} more lines in file. Use offset={end + 1} to continue.]")
-    return "\n\n".join([cut.text, *notes])
+    return TextRead(cut.text, notes)

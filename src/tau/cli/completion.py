@@ -1,0 +1,114 @@
+"""Completion in the interactive session: slash commands, their arguments, and ``@`` paths.
+
+Command names come from the registry (:data:`tau.cli.commands.COMMANDS`) and the session's own
+commands; a command's argument is completed by its ``complete`` function, whatever the command
+is. ``@`` completes paths the tools may reach (the working directory and ``--allow-path``
+roots), one directory level at a time; a name with a space is written ``@"…"``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from tau.cli.commands import COMMANDS, CommandContext
+from tau.cli.tools.paths import Workspace
+
+MAX_PATH_COMPLETIONS = 200
+"""A directory with more matching entries shows only the first ones (in name order)."""
+
+
+class TauCompleter(Completer):
+    """Completes ``/command``, ``/command argument`` and ``@path``."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        context: Callable[[], CommandContext],
+        local_commands: Mapping[str, str],
+    ) -> None:
+        self.workspace = workspace
+        self.context = context
+        self.local_commands = local_commands
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        """The completions for the text before the cursor."""
+        before = document.text_before_cursor
+        if before.startswith("/") and "\n" not in before:
+            yield from self._command(before)
+            return
+        word = _last_word(before)
+        if word.startswith("@"):
+            yield from self._paths(word)
+
+    def _command(self, before: str) -> Iterable[Completion]:
+        name, space, argument = before[1:].partition(" ")
+        if not space:
+            names = {**self.local_commands, **{c.name: c.help for c in COMMANDS.values()}}
+            for candidate, help in names.items():
+                if candidate.startswith(name):
+                    yield Completion(f"/{candidate}", -len(before), display_meta=_first_line(help))
+            return
+        command = COMMANDS.get(name)
+        if command is None or command.complete is None:
+            return
+        partial = argument.lstrip()
+        try:
+            candidates = list(command.complete(self.context(), partial))
+        except Exception:  # a command's completion must never break typing
+            return
+        for candidate in candidates:
+            yield Completion(candidate, -len(partial))
+
+    def _paths(self, word: str) -> Iterable[Completion]:
+        quoted = word.startswith('@"')
+        typed = word[2:] if quoted else word[1:]
+        head, _, prefix = typed.rpartition("/")
+        directory = (head + "/") if head or typed.startswith("/") else ""
+        base = Path(os.path.expanduser(directory or ".")) if directory else self.workspace.cwd
+        if not base.is_absolute():
+            base = self.workspace.cwd / base
+        try:
+            resolved = base.resolve()
+            if not self.workspace.contains(resolved):
+                return
+            entries = sorted(
+                (e for e in os.scandir(resolved) if _visible(e.name, prefix)),
+                key=lambda e: e.name,
+            )[:MAX_PATH_COMPLETIONS]
+        except (OSError, RuntimeError, ValueError):
+            return
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            path = f"{directory}{entry.name}" + ("/" if is_dir else "")
+            # A name with a space is quoted; the quote stays open in a directory, to go on.
+            quote = quoted or " " in path
+            text = f'@"{path}' + ("" if is_dir else '"') if quote else f"@{path}"
+            yield Completion(text, -len(word), display=entry.name + ("/" if is_dir else ""))
+
+
+def _visible(name: str, prefix: str) -> bool:
+    return name.startswith(prefix) and (prefix.startswith(".") or not name.startswith("."))
+
+
+def _last_word(text: str) -> str:
+    """The word the cursor is in: from the last whitespace, or from ``@"`` when one is open."""
+    line = text.rsplit("\n", 1)[-1]
+    quote = line.rfind('@"')
+    if quote >= 0 and line.count('"', quote) == 1 and (quote == 0 or line[quote - 1].isspace()):
+        return line[quote:]
+    parts = line.split()
+    return parts[-1] if parts and not line[-1:].isspace() else ""
+
+
+def _first_line(text: str) -> str:
+    return text.split("\n", 1)[0]
