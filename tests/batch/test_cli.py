@@ -22,7 +22,9 @@ COUNT = 40
 
 
 def write_input(path: Path, count: int = COUNT) -> Path:
-    path.write_text("".join(json.dumps({"id": f"r{n}", "prompt": f"row {n}"}) + "\n" for n in range(count)))
+    path.write_text(
+        "".join(json.dumps({"id": f"r{n}", "prompt": f"row {n}"}) + "\n" for n in range(count))
+    )
     return path
 
 
@@ -50,16 +52,38 @@ def tau(tmp_path: Path, *args: str, timeout: float = 60) -> subprocess.Completed
 def test_help_lists_the_flags_and_tau_help_names_the_command(tmp_path: Path) -> None:
     done = tau(tmp_path, "batch", "--help")
     assert done.returncode == 0
-    for flag in ("-o OUT.jsonl", "--model", "--system", "--tools", "--concurrency", "--rpm",
-                 "--tpm", "--output-schema", "--max-cost-per-item", "--ray [ADDRESS]", "--grace"):  # fmt: skip
+    for flag in (
+        "-o OUT.jsonl",
+        "--model",
+        "--system",
+        "--tools",
+        "--concurrency",
+        "--rpm",
+        "--tpm",
+        "--output-schema",
+        "--max-cost-per-item",
+        "--ray [ADDRESS]",
+        "--grace",
+    ):
         assert flag in done.stdout, flag
     assert "tau batch" in tau(tmp_path, "--help").stdout
 
 
 def test_a_batch_runs_writes_every_item_and_resumes(tmp_path: Path) -> None:
     source, output = write_input(tmp_path / "in.jsonl"), tmp_path / "out.jsonl"
-    done = tau(tmp_path, "batch", str(source), "-o", str(output), "--model", "faux/echo",
-               "--concurrency", "8", "--rpm", "60000")  # fmt: skip
+    done = tau(
+        tmp_path,
+        "batch",
+        str(source),
+        "-o",
+        str(output),
+        "--model",
+        "faux/echo",
+        "--concurrency",
+        "8",
+        "--rpm",
+        "60000",
+    )
     assert done.returncode == 0, done.stderr
     assert f"{COUNT} of {COUNT} items done this run ({COUNT} ok, 0 error, 0 limited)" in done.stdout
     assert "tokens:" in done.stdout and "cost $" in done.stdout and "wall time" in done.stdout
@@ -85,8 +109,21 @@ def test_failed_and_limited_items(tmp_path: Path) -> None:
         ],
     )
     output = tmp_path / "out.jsonl"
-    done = tau(tmp_path, "batch", str(source), "-o", str(output), "-m", model,
-               "--concurrency", "1", "--tools", "calculator", "--max-turns", "1")  # fmt: skip
+    done = tau(
+        tmp_path,
+        "batch",
+        str(source),
+        "-o",
+        str(output),
+        "-m",
+        model,
+        "--concurrency",
+        "1",
+        "--tools",
+        "calculator",
+        "--max-turns",
+        "1",
+    )
     assert done.returncode == 1, done.stderr
     assert "3 of 3 items done this run (1 ok, 1 error, 1 limited)" in done.stdout
     statuses = sorted(json.loads(line)["status"] for line in output.read_bytes().splitlines())
@@ -116,7 +153,9 @@ def test_malformed_input_is_bad_usage_with_line_numbers(tmp_path: Path) -> None:
 )
 def test_bad_flags_are_bad_usage(tmp_path: Path, args: list[str], message: str) -> None:
     source = write_input(tmp_path / "in.jsonl", 1)
-    done = tau(tmp_path, "batch", str(source), "-o", str(tmp_path / "o.jsonl"), "-m", "faux/echo", *args)
+    done = tau(
+        tmp_path, "batch", str(source), "-o", str(tmp_path / "o.jsonl"), "-m", "faux/echo", *args
+    )
     assert done.returncode == 2
     assert message in done.stderr
 
@@ -124,12 +163,28 @@ def test_bad_flags_are_bad_usage(tmp_path: Path, args: list[str], message: str) 
 def test_ctrl_c_stops_new_items_writes_what_finished_and_a_rerun_completes(tmp_path: Path) -> None:
     source, output = write_input(tmp_path / "in.jsonl"), tmp_path / "out.jsonl"
     model = write_script(tmp_path / "slow.json", [{"echo": True, "first_delay": 0.15}] * COUNT)
-    args = [sys.executable, "-m", "tau.cli", "batch", str(source), "-o", str(output), "-m", model,
-            "--concurrency", "4"]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "tau.cli",
+        "batch",
+        str(source),
+        "-o",
+        str(output),
+        "-m",
+        model,
+        "--concurrency",
+        "4",
+    ]
     child = subprocess.Popen(
-        args, cwd=tmp_path, env=clean_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        args,
+        cwd=tmp_path,
+        env=clean_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while not output.exists() or len(output.read_bytes().splitlines()) < 6:
         assert time.monotonic() < deadline and child.poll() is None
@@ -141,7 +196,9 @@ def test_ctrl_c_stops_new_items_writes_what_finished_and_a_rerun_completes(tmp_p
     first = output_ids(output)
     assert 6 <= len(first) < COUNT
     assert f"interrupted: {COUNT - len(first)} items left (run again to resume)" in out
-    again = tau(tmp_path, "batch", str(source), "-o", str(output), "-m", model, "--concurrency", "8")
+    again = tau(
+        tmp_path, "batch", str(source), "-o", str(output), "-m", model, "--concurrency", "8"
+    )
     assert again.returncode == 0, again.stderr
     assert sorted(output_ids(output)) == sorted(f"r{n}" for n in range(COUNT))
 
@@ -153,8 +210,20 @@ def parse(*argv: str) -> argparse.Namespace:
 def test_the_agent_factory_carries_the_flags_and_pickles_for_ray(tmp_path: Path) -> None:
     model = write_script(tmp_path / "s.json", [{"echo": True}])
     factory = _make_agent(
-        parse("-m", model, "--system", "Be brief.", "--tools", "calculator",
-              "--max-cost-per-item", "$0.25", "--max-turns", "3", "--max-tokens", "100")  # fmt: skip
+        parse(
+            "-m",
+            model,
+            "--system",
+            "Be brief.",
+            "--tools",
+            "calculator",
+            "--max-cost-per-item",
+            "$0.25",
+            "--max-turns",
+            "3",
+            "--max-tokens",
+            "100",
+        )
     )
     for made in (factory, pickle.loads(pickle.dumps(factory))):
         assert isinstance(made, BatchAgent)
@@ -170,6 +239,10 @@ def test_the_agent_factory_carries_the_flags_and_pickles_for_ray(tmp_path: Path)
 
 def test_tau_batch_help_is_fast_to_import() -> None:
     code = "import sys, tau.cli.batch; print(sorted(m for m in ('tau.agent', 'tau.batch', 'httpx2', 'pydantic') if m in sys.modules))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
+    )
     assert done.stdout.strip() == "[]", done.stderr

@@ -31,7 +31,9 @@ def most_in_a_window(times: Sequence[float], weights: Sequence[float], window: f
     """The largest total weight of arrivals within any ``window`` seconds."""
     best = 0.0
     for start in times:
-        best = max(best, sum(w for t, w in zip(times, weights, strict=True) if start <= t < start + window))
+        best = max(
+            best, sum(w for t, w in zip(times, weights, strict=True) if start <= t < start + window)
+        )
     return best
 
 
@@ -129,7 +131,7 @@ async def test_refused_credentials_stop_the_batch(llm: FakeLLM, tmp_path: Path) 
     items.insert(5, {"id": "denied", "prompt": "denied [status=401]"})
     output = tmp_path / "out.jsonl"
     batch = run_batch(items, HttpAgent(llm.model()), output=output, concurrency=4)
-    with pytest.raises(BatchFatalError, match="fake refused the request .*401"):
+    with pytest.raises(BatchFatalError, match=r"fake refused the request .*401"):
         await collect(batch)
     written = [r.id for r in read_results(output)]
     assert "denied" not in written and {"q0", "q1", "q2"} <= set(written)

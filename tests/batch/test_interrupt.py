@@ -43,7 +43,11 @@ def lines(path: Path) -> list[dict[str, object]]:
 async def start(*args: str) -> asyncio.subprocess.Process:
     env = {**os.environ, "PYTHONPATH": f"{REPO / 'src'}{os.pathsep}{REPO}"}
     return await asyncio.create_subprocess_exec(
-        sys.executable, *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        sys.executable,
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
 
 

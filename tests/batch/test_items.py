@@ -61,7 +61,7 @@ def test_malformed_lines_are_reported_with_their_line_numbers(tmp_path: Path) ->
     assert "line 2: not valid JSON" in text
     assert "line 4: an item must be a JSON object, not a list" in text
     assert 'line 5: no "id"' in text
-    assert "line 6: item 'y': give exactly one of \"prompt\" and \"context\"" in text
+    assert 'line 6: item \'y\': give exactly one of "prompt" and "context"' in text
     assert "line 7: item 'z': \"prompt\" must be a string, not a number" in text
     assert "line 8: item 'w': context.messages[0]" in text
     assert "line 9: item 'v': the context must end with a user message or a tool result" in text

@@ -68,7 +68,12 @@ async def test_a_thousand_items_at_concurrency_50_are_each_written_once(tmp_path
     assert len(written) == 1000 and set(written) == {r.id for r in results}
     assert all(r.status == "ok" and r.text == f"re: question {r.id[5:]}" for r in results)
     summary = batch.summary
-    assert (summary.total, summary.done, summary.counts["ok"], summary.remaining) == (1000, 1000, 1000, 0)
+    assert (summary.total, summary.done, summary.counts["ok"], summary.remaining) == (
+        1000,
+        1000,
+        1000,
+        0,
+    )
     assert summary.usage.requests == 1000 and not summary.interrupted
 
 
@@ -123,7 +128,9 @@ async def test_a_usage_limit_makes_an_item_limited_not_failed() -> None:
     assert result.usage.turns == 1 and result.usage.tool_calls == 1
 
 
-async def test_a_permanent_model_error_is_recorded_once_and_the_batch_goes_on(tmp_path: Path) -> None:
+async def test_a_permanent_model_error_is_recorded_once_and_the_batch_goes_on(
+    tmp_path: Path,
+) -> None:
     def reply(context: Context, options: Any) -> FauxResponse:
         prompt = context.messages[-1].content[0].text  # type: ignore[union-attr]
         if prompt == "question 2":

@@ -40,7 +40,7 @@ async def test_an_input_fifo_is_refused_at_once(tmp_path: Path) -> None:
 
 
 def test_an_input_directory_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(BatchInputError, match="file: (a directory|cannot read it)"):
+    with pytest.raises(BatchInputError, match=r"file: (a directory|cannot read it)"):
         load_items(tmp_path)
 
 
@@ -62,7 +62,9 @@ def test_a_huge_line_is_reported_and_skipped_without_holding_it(
 def test_bytes_that_are_not_utf8_are_reported_with_their_position(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
     path.write_bytes(b'{"id": "a", "prompt": "ok"}\n{"id": "b", "prompt": "caf\xe9"}\n')
-    with pytest.raises(BatchInputError, match=r"line 2: not valid UTF-8 \(byte 0xe9 at column 27\)"):
+    with pytest.raises(
+        BatchInputError, match=r"line 2: not valid UTF-8 \(byte 0xe9 at column 27\)"
+    ):
         load_items(path)
 
 
@@ -75,7 +77,9 @@ def test_a_byte_order_mark_is_allowed(tmp_path: Path) -> None:
 
 def test_thousands_of_duplicate_ids_are_one_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "in.jsonl"
-    path.write_text("".join(json.dumps({"id": "same", "prompt": str(n)}) + "\n" for n in range(5000)))
+    path.write_text(
+        "".join(json.dumps({"id": "same", "prompt": str(n)}) + "\n" for n in range(5000))
+    )
     with pytest.raises(BatchInputError) as caught:
         run_batch(path, ECHO, output=tmp_path / "out.jsonl")
     assert len(caught.value.problems) == 4999
@@ -118,8 +122,12 @@ def test_the_input_as_its_own_output_is_refused_and_left_alone(tmp_path: Path) -
     path.write_text(original)
     done = subprocess.run(
         [sys.executable, "-m", "tau.cli", "batch", str(path), "-o", str(path), "-m", "faux/echo"],
-        env=clean_env(tmp_path), capture_output=True, text=True, timeout=60, cwd=tmp_path,
-    )  # fmt: skip
+        env=clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
     assert "not a batch result (line 1)" in done.stderr and "Traceback" not in done.stderr
     assert path.read_text() == original
@@ -127,7 +135,11 @@ def test_the_input_as_its_own_output_is_refused_and_left_alone(tmp_path: Path) -
 
 def test_text_that_cannot_be_utf8_is_written_escaped_and_reads_back(tmp_path: Path) -> None:
     output = tmp_path / "out.jsonl"
-    run_batch_sync([{"id": "s", "prompt": "broken \ud800 surrogate"}, {"id": "é", "prompt": "café"}], ECHO, output=output)
+    run_batch_sync(
+        [{"id": "s", "prompt": "broken \ud800 surrogate"}, {"id": "é", "prompt": "café"}],
+        ECHO,
+        output=output,
+    )
     raw = output.read_bytes()
     raw.decode("utf-8")  # the file is valid UTF-8
     assert "café".encode() in raw  # ordinary text stays readable

@@ -1,8 +1,8 @@
 """The progress bar on stderr (rich, imported only when a bar is shown).
 
 It shows done/total, errors, items per second, tokens and cost so far, and the time left.
-By default it is on only when stderr is a terminal; without rich installed the default is no
-bar, and asking for one explicitly is an ImportError naming the package.
+By default it is on only when stderr is a terminal; without rich installed (the ``[cli]``
+extra) the default is no bar, and asking for one explicitly is an ImportError naming the extra.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tau.batch.result import BatchSummary
 
 __all__ = ["ProgressBar", "progress_bar"]
 
-INSTALL_HINT = "pip install rich"
+INSTALL_HINT = "pip install 'tau[cli]'"
 
 
 class ProgressBar:
