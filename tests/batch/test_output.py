@@ -136,3 +136,24 @@ def test_results_round_trip_through_json() -> None:
     assert BatchResult.from_json(data) == original
     with pytest.raises(ValueError, match="needs a string"):
         BatchResult.from_json({"id": "x", "status": "maybe"})
+
+
+def test_a_typed_output_is_written_as_its_json() -> None:
+    from dataclasses import dataclass
+
+    from pydantic import BaseModel
+
+    class City(BaseModel):
+        name: str
+        population: int
+
+    @dataclass
+    class Pair:
+        left: City
+        right: float
+
+    value = Pair(City(name="Paris", population=2_100_000), 0.5)
+    line = BatchResult(id="x", status="ok", output=value).to_line()
+    expected = {"left": {"name": "Paris", "population": 2_100_000}, "right": 0.5}
+    assert json.loads(line)["output"] == expected
+    assert BatchResult(id="x", status="ok", output=value).to_json()["output"] == expected

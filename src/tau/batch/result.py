@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -19,18 +20,35 @@ BatchStatus: TypeAlias = Literal["ok", "error", "limited"]
 STATUSES: tuple[BatchStatus, ...] = ("ok", "error", "limited")
 
 
+@functools.cache
+def _usage_keys() -> tuple[tuple[str, str], ...]:
+    """``(attribute, JSON key)`` of each :class:`~tau.agent.RunUsage` field, as its ``dump()``
+    names them (computed once: a result is written for every item)."""
+    from tau.agent import RunUsage
+
+    names = [f.name for f in dataclasses.fields(RunUsage)]
+    return tuple(zip(names, RunUsage().dump(), strict=True))
+
+
 def _run_usage(data: Any = None) -> RunUsage:
     from tau.agent import RunUsage
 
-    if not isinstance(data, dict):
-        return RunUsage()
-    known = {f.name for f in dataclasses.fields(RunUsage)}
-    values: dict[str, Any] = {}
-    for key, value in data.items():
-        name = "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
-        if name in known and isinstance(value, int | float) and not isinstance(value, bool):
-            values[name] = value
-    return RunUsage(**values)
+    usage = RunUsage()
+    if isinstance(data, dict):
+        for name, key in _usage_keys():
+            value = data.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                setattr(usage, name, value)
+    return usage
+
+
+def _dump_usage(usage: RunUsage) -> dict[str, Any]:
+    return {key: getattr(usage, name) for name, key in _usage_keys()}
+
+
+def _add_usage(total: RunUsage, more: RunUsage) -> None:
+    for name, _ in _usage_keys():
+        setattr(total, name, getattr(total, name) + getattr(more, name))
 
 
 @dataclass(slots=True, kw_only=True)
@@ -68,15 +86,36 @@ class BatchResult:
         return self.usage.cost
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object of the output line."""
+        """The JSON object of the output line (plain JSON data: a typed output is dumped)."""
+        data = self._data()
+        if "output" in data:
+            from pydantic_core import to_jsonable_python
+
+            data["output"] = to_jsonable_python(data["output"])
+        return data
+
+    def to_line(self) -> bytes:
+        """One line of the output file, newline included (always valid UTF-8)."""
+        # pydantic-core's encoder: a result is written for every item, and it is several times
+        # faster than json's; it also dumps a typed output (a pydantic model, a dataclass…).
+        from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
+
+        data = self._data()
+        try:
+            return to_json(data) + b"\n"
+        except PydanticSerializationError:
+            # A lone surrogate (a model's broken text) cannot be UTF-8: escaped, it survives.
+            return (json.dumps(to_jsonable_python(data)) + "\n").encode("ascii")
+
+    def _data(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status, "text": self.text}
         if self.output is not None:
-            out["output"] = _jsonable(self.output)
+            out["output"] = self.output
         if self.error is not None:
             out["error"] = self.error
             out["errorKind"] = self.error_kind
         out["model"] = self.model
-        out["usage"] = self.usage.dump()
+        out["usage"] = _dump_usage(self.usage)
         out["attempts"] = self.attempts
         out["started"] = round(self.started, 3)
         out["elapsed"] = round(self.elapsed, 4)
@@ -84,15 +123,6 @@ class BatchResult:
         if self.transcript is not None:
             out["transcript"] = self.transcript
         return out
-
-    def to_line(self) -> bytes:
-        """One line of the output file, newline included (always valid UTF-8)."""
-        data = self.to_json()
-        try:
-            return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
-        except UnicodeEncodeError:
-            # A lone surrogate (a model's broken text) cannot be UTF-8: escaped, it survives.
-            return (json.dumps(data) + "\n").encode("ascii")
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BatchResult:
@@ -116,27 +146,6 @@ class BatchResult:
             rate_wait=float(data.get("rateWait") or 0.0),
             transcript=data.get("transcript"),
         )
-
-
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, dict | list) and _plain(value):
-        return value
-    # A pydantic model, a dataclass, a TypedDict of them…: pydantic knows them all.
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(type(value)).dump_python(value, mode="json")
-
-
-def _plain(value: Any) -> bool:
-    if value is None or isinstance(value, str | int | float | bool):
-        return True
-    if isinstance(value, list):
-        return all(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
-    return False
 
 
 @dataclass(slots=True, kw_only=True)
@@ -176,7 +185,7 @@ class BatchSummary:
     def add(self, result: BatchResult) -> None:
         """Count one result."""
         self.counts[result.status] = self.counts.get(result.status, 0) + 1
-        self.usage = self.usage + result.usage
+        _add_usage(self.usage, result.usage)
 
     def describe(self) -> str:
         """A few lines for a person: counts by status, tokens, cost, wall time."""
