@@ -18,6 +18,9 @@ from .fake_llm import FakeLLM
 from .test_http import most_in_a_window, prompts
 from .test_local import collect, items
 
+# Ray puts a single-node cluster on the machine's network address unless clusters are off,
+# which makes it bind and talk on 127.0.0.1 only; read when ray is imported, so set first.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 ray = pytest.importorskip("ray")
 
 
@@ -30,6 +33,7 @@ def local_ray() -> Iterator[None]:
         include_dashboard=False,
         runtime_env={"env_vars": {"PYTHONPATH": path}},
     )
+    assert ray.util.get_node_ip_address() == "127.0.0.1"
     yield
     ray.shutdown()
 
