@@ -68,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
         description="A small coding agent. With a prompt: one run (piped input is added after "
         "the prompt); without: an interactive session.",
         epilog="`tau models [provider]` lists the models, `tau mcp list [FILE]` the MCP servers, "
-        "`tau batch IN.jsonl -o OUT.jsonl` runs the agent over a dataset (each has --help). Exit status: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted, "
+        "`tau batch IN.jsonl -o OUT.jsonl` runs the agent over a dataset (each has --help). "
+        "Exit status: 0 ok, 1 the run failed, 2 bad usage, 130 interrupted, "
         "141 stdout closed early.",
     )
     parser.add_argument("prompt", nargs="*", help="what to ask (omit for an interactive session)")
