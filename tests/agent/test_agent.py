@@ -1,4 +1,4 @@
-"""The stateful Agent: pi-agent-spec §5.2, queues and modes, continue rules, barriers."""
+"""The stateful Agent: prompt and continue, queues and modes, continue rules, barriers."""
 
 from __future__ import annotations
 
@@ -27,12 +27,16 @@ from tau.ai import (
     stream_simple,
 )
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
+from tests import factories
 
 from .helpers import check_grammar, echo_tool, hanging_stream_fn, kinds
 
 
 def assistant(text_value: str = "hi") -> AssistantMessage:
-    return AssistantMessage([TextContent(text_value)], "faux", "faux", "faux-model")
+    return factories.assistant(FAUX, text_value)
+
+
+FAUX = factories.model("faux", "faux", "faux-model")
 
 
 def user_texts(messages: list[Any]) -> list[str]:
@@ -48,7 +52,7 @@ def user_texts(messages: list[Any]) -> list[str]:
     return out
 
 
-# --------------------------------------------------------------------------- §5.2
+# --------------------------------------------------------------------------- the Agent
 
 
 def test_default_state() -> None:

@@ -1,4 +1,4 @@
-"""The stateless loop: pi-agent-spec §5.1, the event order of the seed, tools and steering."""
+"""The stateless loop: the event order of a run, tools and steering."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def tool_result_ids(events: list[AgentEvent]) -> list[str]:
     ]
 
 
-# --------------------------------------------------------------------------- §5.1
+# --------------------------------------------------------------------------- the loop
 
 
 async def test_emits_events_with_agent_message_types() -> None:

@@ -11,7 +11,8 @@ import tau.ai.http as tau_http
 from tau.agent import Agent, FallbackEvent, UsageLimits, event_to_json
 from tau.ai import AssistantMessage, ToolResultMessage
 from tests.ai.fault_cases import CASES
-from tests.ai.servers import SSE_HEADERS, LocalServer, Reply, refused_url, sse
+from tests.ai.servers import SSE_HEADERS, LocalServer, Reply, refused_url
+from tests.factories import sse
 
 from .helpers import echo_tool, kinds, prompt_collecting
 
@@ -21,7 +22,7 @@ TIMEOUT = 10.0
 
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tau_http, "BACKOFF_BASE_S", 0.01)
+    monkeypatch.setattr(tau_http._retry, "BACKOFF_BASE_S", 0.01)
 
 
 def chunk(delta: dict[str, object], finish: str | None = None) -> bytes:

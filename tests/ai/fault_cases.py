@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tau.ai import Model
-from tests.ai.servers import sse
+from tests.factories import sse
 
 
 @dataclass(frozen=True)
@@ -345,7 +345,7 @@ def _google_error(status: int, message: str) -> bytes:
 
 
 def _bedrock_events(pieces: list[str]) -> list[bytes]:
-    from tests.ai.test_bedrock import event
+    from tests.factories import bedrock_event as event
 
     out = [event("messageStart", {"role": "assistant"})]
     out += [
@@ -370,7 +370,7 @@ def _bedrock_events(pieces: list[str]) -> list[bytes]:
 
 
 def _bedrock_malformed() -> bytes:
-    from tests.ai.test_bedrock import frame
+    from tests.factories import event_stream_frame as frame
 
     headers = {
         ":event-type": "contentBlockDelta",

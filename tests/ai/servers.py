@@ -241,14 +241,3 @@ def refused_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}"
-
-
-def sse(*events: tuple[str | None, str]) -> bytes:
-    """Encode ``(event, data)`` pairs as an event stream (``event`` None: no event line)."""
-    out = []
-    for name, data in events:
-        if name is not None:
-            out.append(f"event: {name}\n")
-        out.extend(f"data: {line}\n" for line in data.split("\n"))
-        out.append("\n")
-    return "".join(out).encode()

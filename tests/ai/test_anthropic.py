@@ -4,8 +4,10 @@ headers, reasoning options, and the decoding of every stream shape, malformed on
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import Any
 
 import anthropic.types.message_create_params as sdk
@@ -15,7 +17,7 @@ import pytest
 
 from tau.ai import AssistantMessageEvent, Context, Model, UserMessage, stream
 from tau.ai import stream_simple as tau_stream_simple
-from tau.ai.providers import anthropic as adapter
+from tau.ai.providers.anthropic import request as adapter
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -26,8 +28,10 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
+from tests import factories
 from tests.ai.servers import SSE_HEADERS, STALL, LocalServer, Reply, wait_until
 from tests.ai.stream_checks import check_grammar, stream_aborting_at
+from tests.factories import sse
 
 SONNET = Model(
     id="claude-sonnet-4-5",
@@ -43,8 +47,7 @@ SONNET = Model(
 
 
 def model(**changes: Any) -> Model:
-    fields = {f: getattr(SONNET, f) for f in SONNET.__dataclass_fields__}
-    return Model(**{**fields, **changes})
+    return dataclasses.replace(SONNET, **changes)
 
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -108,14 +111,7 @@ class Trip(pydantic.BaseModel):
 TRIP = Tool("plan_trip", "Plan a trip", Trip)
 
 
-def assistant(*content: Any, model_id: str = "claude-sonnet-4-5") -> AssistantMessage:
-    return AssistantMessage(
-        list(content),
-        api="anthropic-messages",
-        provider="anthropic",
-        model=model_id,
-        stop_reason="toolUse",
-    )
+assistant = partial(factories.assistant, SONNET, stop_reason="toolUse")
 
 
 def rich_context() -> Context:
@@ -146,7 +142,7 @@ def rich_context() -> Context:
 
 
 def test_full_context_body_matches_the_sdk_types() -> None:
-    params = adapter.build_params(SONNET, rich_context(), {"max_tokens": 1000, "temperature": 0.2})
+    params = adapter.request_body(SONNET, rich_context(), {"max_tokens": 1000, "temperature": 0.2})
     assert_sdk_valid(params)
     assert params["model"] == "claude-sonnet-4-5" and params["stream"] is True
     assert params["max_tokens"] == 1000 and params["temperature"] == 0.2
@@ -198,7 +194,7 @@ def test_full_context_body_matches_the_sdk_types() -> None:
 
 
 def test_tools_keep_their_whole_json_schema() -> None:
-    params = adapter.build_params(SONNET, rich_context(), {})
+    params = adapter.request_body(SONNET, rich_context(), {})
     weather, trip = params["tools"]
     assert weather == {
         "name": "get_weather",
@@ -214,7 +210,7 @@ def test_tools_keep_their_whole_json_schema() -> None:
 
 
 def test_text_only_model_drops_user_images_but_not_tool_result_images() -> None:
-    params = adapter.build_params(model(input=["text"]), rich_context(), {})
+    params = adapter.request_body(model(input=["text"]), rich_context(), {})
     assert_sdk_valid(params)
     assert params["messages"][3]["content"] == [
         {"type": "text", "text": "And this picture?", "cache_control": {"type": "ephemeral"}}
@@ -231,7 +227,7 @@ def test_blank_messages_are_dropped() -> None:
             UserMessage("hi"),
         ]
     )
-    params = adapter.build_params(model(input=["text"]), context, {"cache_retention": "none"})
+    params = adapter.request_body(model(input=["text"]), context, {"cache_retention": "none"})
     assert params["messages"] == [{"role": "user", "content": "hi"}]
     assert_sdk_valid(params)
 
@@ -247,7 +243,7 @@ def test_blank_messages_are_dropped() -> None:
 )
 def test_cache_retention(retention: str, base_url: str, expected: dict[str, str] | None) -> None:
     context = Context([UserMessage("hi")], system_prompt="sys")
-    params = adapter.build_params(model(base_url=base_url), context, {"cache_retention": retention})
+    params = adapter.request_body(model(base_url=base_url), context, {"cache_retention": retention})
     assert_sdk_valid(params)
     assert params["system"][0].get("cache_control") == expected
     last = params["messages"][-1]["content"]
@@ -259,9 +255,9 @@ def test_cache_retention(retention: str, base_url: str, expected: dict[str, str]
 
 def test_cache_retention_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TAU_CACHE_RETENTION", "long")
-    params = adapter.build_params(SONNET, Context([UserMessage("hi")], system_prompt="s"), {})
+    params = adapter.request_body(SONNET, Context([UserMessage("hi")], system_prompt="s"), {})
     assert params["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
-    params = adapter.build_params(
+    params = adapter.request_body(
         SONNET, Context([UserMessage("hi")], system_prompt="s"), {"cache_retention": "short"}
     )
     assert params["system"][0]["cache_control"] == {"type": "ephemeral"}
@@ -269,13 +265,13 @@ def test_cache_retention_from_the_environment(monkeypatch: pytest.MonkeyPatch) -
 
 def test_no_cache_marker_after_an_assistant_turn() -> None:
     context = Context([UserMessage("hi"), assistant(TextContent("hello"))])
-    params = adapter.build_params(SONNET, context, {})
+    params = adapter.request_body(SONNET, context, {})
     assert "cache_control" not in json.dumps(params)
 
 
 def test_budget_thinking_drops_temperature() -> None:
     options = {"thinking_enabled": True, "thinking_budget_tokens": 4000, "temperature": 1.0}
-    params = adapter.build_params(SONNET, Context([UserMessage("hi")]), options)
+    params = adapter.request_body(SONNET, Context([UserMessage("hi")]), options)
     assert_sdk_valid(params)
     assert params["thinking"] == {"type": "enabled", "budget_tokens": 4000}
     assert "temperature" not in params
@@ -286,14 +282,14 @@ def test_budget_thinking_drops_temperature() -> None:
 def test_adaptive_thinking_with_effort() -> None:
     opus = model(id="claude-opus-4-6")
     options = {"thinking_enabled": True, "effort": "max", "max_tokens": 2000}
-    params = adapter.build_params(opus, Context([UserMessage("hi")]), options)
+    params = adapter.request_body(opus, Context([UserMessage("hi")]), options)
     assert_sdk_valid(params)
     assert params["thinking"] == {"type": "adaptive"}
     assert params["output_config"] == {"effort": "max"}
 
 
 def test_thinking_is_not_sent_to_a_model_without_reasoning() -> None:
-    params = adapter.build_params(
+    params = adapter.request_body(
         model(reasoning=False), Context([UserMessage("hi")]), {"thinking_enabled": True}
     )
     assert "thinking" not in params
@@ -301,17 +297,17 @@ def test_thinking_is_not_sent_to_a_model_without_reasoning() -> None:
 
 def test_tool_choice_and_metadata() -> None:
     context = Context([UserMessage("hi")], tools=[WEATHER])
-    params = adapter.build_params(
+    params = adapter.request_body(
         SONNET, context, {"tool_choice": "any", "metadata": {"user_id": "u-1", "other": 3}}
     )
     assert_sdk_valid(params)
     assert params["tool_choice"] == {"type": "any"}
     assert params["metadata"] == {"user_id": "u-1"}
     choice = {"type": "tool", "name": "get_weather"}
-    params = adapter.build_params(SONNET, context, {"tool_choice": choice})
+    params = adapter.request_body(SONNET, context, {"tool_choice": choice})
     assert params["tool_choice"] == choice
     assert_sdk_valid(params)
-    assert "metadata" not in adapter.build_params(SONNET, context, {"metadata": {"user_id": 5}})
+    assert "metadata" not in adapter.request_body(SONNET, context, {"metadata": {"user_id": 5}})
 
 
 def test_handoff_from_another_provider() -> None:
@@ -349,7 +345,7 @@ def test_handoff_from_another_provider() -> None:
             UserMessage("again"),
         ],
     )
-    params = adapter.build_params(SONNET, context, {})
+    params = adapter.request_body(SONNET, context, {})
     assert_sdk_valid(params)
     assert params["system"][0]["text"] == "sys "
     messages = params["messages"]
@@ -375,8 +371,15 @@ def test_handoff_from_another_provider() -> None:
 # --------------------------------------------------------------------------- headers
 
 
+def request_headers(m: Model, options: dict[str, Any], api_key: str) -> dict[str, str]:
+    """The headers ``build_request`` sends with ``api_key``."""
+    return adapter.build_request(
+        m, Context([UserMessage("x")]), {**options, "api_key": api_key}
+    ).headers  # type: ignore[typeddict-item]
+
+
 def test_api_key_headers() -> None:
-    headers = adapter.build_headers(SONNET, {}, "sk-ant-api03-x")
+    headers = request_headers(SONNET, {}, "sk-ant-api03-x")
     assert headers["x-api-key"] == "sk-ant-api03-x"
     assert headers["anthropic-version"] == "2023-06-01"
     assert headers["anthropic-beta"] == (
@@ -387,21 +390,21 @@ def test_api_key_headers() -> None:
 
 def test_interleaved_beta_rules_and_header_precedence() -> None:
     opus = model(id="claude-opus-4-6", headers={"x-model": "m", "anthropic-version": "v-model"})
-    headers = adapter.build_headers(opus, {"headers": {"x-model": "opt"}}, "k")
+    headers = request_headers(opus, {"headers": {"x-model": "opt"}}, "k")
     assert headers["anthropic-beta"] == "fine-grained-tool-streaming-2025-05-14"
     assert headers["x-model"] == "opt" and headers["anthropic-version"] == "v-model"
-    off = adapter.build_headers(SONNET, {"interleaved_thinking": False}, "k")
+    off = request_headers(SONNET, {"interleaved_thinking": False}, "k")
     assert "interleaved" not in off["anthropic-beta"]
 
 
 def test_oauth_token_headers_system_and_tool_names() -> None:
     token = "sk-ant-oat01-abc"
-    headers = adapter.build_headers(SONNET, {}, token)
+    headers = request_headers(SONNET, {}, token)
     assert headers["authorization"] == f"Bearer {token}" and "x-api-key" not in headers
     assert headers["anthropic-beta"].startswith("claude-code-20250219,oauth-2025-04-20,")
     tools = [Tool("todowrite", "todo"), Tool("find", "find files")]
     context = Context([UserMessage("x"), assistant(ToolCall("t1", "todowrite", {}))], "sys", tools)
-    params = adapter.build_params(SONNET, context, {}, oauth=True)
+    params = adapter.request_body(SONNET, context, {}, oauth=True)
     assert_sdk_valid(params)
     assert [t["name"] for t in params["tools"]] == ["TodoWrite", "find"]
     assert params["messages"][1]["content"][0]["name"] == "TodoWrite"
@@ -462,17 +465,6 @@ def test_simple_without_reasoning_or_on_a_plain_model() -> None:
 # --------------------------------------------------------------------------- decoding
 
 
-def sse_events(*events: dict[str, Any] | str) -> bytes:
-    """Anthropic-shaped SSE; a str is sent as the raw data of an ``event: raw`` record."""
-    out = []
-    for event in events:
-        if isinstance(event, str):
-            out.append(f"event: raw\ndata: {event}\n\n")
-        else:
-            out.append(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
-    return "".join(out).encode()
-
-
 def start(input_tokens: int = 20, cache_read: int = 5, cache_write: int = 7) -> dict[str, Any]:
     usage = {
         "input_tokens": input_tokens,
@@ -526,7 +518,7 @@ async def run_stream(
 
 
 async def test_text_and_tool_call_stream() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         {"type": "ping"},
         block(0, {"type": "text", "text": ""}),
@@ -563,7 +555,7 @@ async def test_text_and_tool_call_stream() -> None:
 
 
 async def test_empty_arguments_and_arguments_only_in_the_start_block() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         block(0, {"type": "tool_use", "id": "a", "name": "noargs", "input": {}}),
         delta(0, type="input_json_delta", partial_json=""),
@@ -580,7 +572,7 @@ async def test_empty_arguments_and_arguments_only_in_the_start_block() -> None:
 
 
 async def test_thinking_with_signature_and_redacted_thinking() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         block(0, {"type": "thinking", "thinking": "", "signature": ""}),
         delta(0, type="thinking_delta", thinking="Let me think"),
@@ -604,7 +596,7 @@ async def test_thinking_with_signature_and_redacted_thinking() -> None:
 
 
 async def test_server_tools_and_unknown_shapes_are_skipped() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         {"type": "brand_new_event", "x": 1},
         block(0, {"type": "server_tool_use", "id": "srv", "name": "web_search", "input": {}}),
@@ -627,7 +619,7 @@ async def test_server_tools_and_unknown_shapes_are_skipped() -> None:
 
 
 async def test_message_delta_usage_updates_only_non_null_fields() -> None:
-    body = sse_events(
+    body = sse(
         start(input_tokens=100, cache_read=50, cache_write=0),
         block(0, {"type": "text", "text": "ok"}),
         stop(0),
@@ -650,7 +642,7 @@ async def test_message_delta_usage_updates_only_non_null_fields() -> None:
     ],
 )
 async def test_stop_reasons(reason: str, stop_reason: str, error: str | None) -> None:
-    body = sse_events(start(), block(0, {"type": "text", "text": "t"}), stop(0), *end(reason))
+    body = sse(start(), block(0, {"type": "text", "text": "t"}), stop(0), *end(reason))
     events, message, _ = await run_stream(body)
     assert message.stop_reason == stop_reason
     assert message.error_message == error
@@ -659,7 +651,7 @@ async def test_stop_reasons(reason: str, stop_reason: str, error: str | None) ->
 
 
 async def test_truncated_stream_is_a_clear_error_keeping_partial_content() -> None:
-    body = sse_events(
+    body = sse(
         start(), block(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="Half")
     )
     events, message, _ = await run_stream(body)
@@ -673,13 +665,13 @@ async def test_truncated_stream_is_a_clear_error_keeping_partial_content() -> No
 
 async def test_json_syntax_error_in_one_event_is_a_clear_error() -> None:
     body = (
-        sse_events(
+        sse(
             start(),
             block(0, {"type": "text", "text": ""}),
             delta(0, type="text_delta", text="ok"),
         )
         + b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_de\n\n'
-        + sse_events(*end())
+        + sse(*end())
     )
     _, message, _ = await run_stream(body)
     assert message.stop_reason == "error" and message.text == "ok"
@@ -691,7 +683,7 @@ async def test_json_syntax_error_in_one_event_is_a_clear_error() -> None:
 
 
 async def test_event_missing_fields_is_a_clear_error() -> None:
-    body = sse_events(
+    body = sse(
         start(), block(0, {"type": "text", "text": ""}), {"type": "content_block_delta", "index": 0}
     )
     _, message, _ = await run_stream(body)
@@ -702,7 +694,7 @@ async def test_event_missing_fields_is_a_clear_error() -> None:
 
 
 async def test_error_event_carries_the_provider_message() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         block(0, {"type": "text", "text": "Par"}),
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
@@ -758,7 +750,7 @@ async def test_missing_api_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
 
 
 async def test_oauth_tool_names_are_mapped_back() -> None:
-    body = sse_events(
+    body = sse(
         start(),
         block(0, {"type": "tool_use", "id": "t", "name": "TodoWrite", "input": {}}),
         delta(0, type="input_json_delta", partial_json="{}"),
@@ -776,7 +768,7 @@ async def test_oauth_tool_names_are_mapped_back() -> None:
 
 
 async def test_abort_mid_tool_call_keeps_partial_arguments_and_usage() -> None:
-    head = sse_events(
+    head = sse(
         start(),
         block(0, {"type": "tool_use", "id": "t", "name": "get_weather", "input": {}}),
         delta(0, type="input_json_delta", partial_json='{"city": "Ber'),
@@ -793,7 +785,7 @@ async def test_abort_mid_tool_call_keeps_partial_arguments_and_usage() -> None:
 
 
 async def test_consumer_leaving_early_closes_the_connection() -> None:
-    head = sse_events(
+    head = sse(
         start(), block(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="x")
     )
     async with LocalServer([Reply(200, SSE_HEADERS, [head, STALL])]) as server:
@@ -808,7 +800,7 @@ async def test_consumer_leaving_early_closes_the_connection() -> None:
 
 
 async def test_sequential_calls_reuse_one_pooled_connection() -> None:
-    body = sse_events(start(), block(0, {"type": "text", "text": "hi"}), stop(0), *end())
+    body = sse(start(), block(0, {"type": "text", "text": "hi"}), stop(0), *end())
     replies = [Reply(200, SSE_HEADERS, [body]) for _ in range(3)]
     async with LocalServer(replies) as server:
         for _ in range(3):

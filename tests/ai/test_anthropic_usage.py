@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.ai.test_anthropic import block, delta, run_stream, sse_events, start, stop
+from tests.ai.test_anthropic import block, delta, run_stream, start, stop
+from tests.factories import sse
 
 
 def iteration(kind: str, i: int, o: int, read: int = 0, write: int = 0, **extra: Any) -> Any:
@@ -28,7 +29,7 @@ def iteration(kind: str, i: int, o: int, read: int = 0, write: int = 0, **extra:
 
 
 async def usage_of(top: dict[str, int], iterations: list[Any]) -> tuple[int, int, int, int, int]:
-    body = sse_events(
+    body = sse(
         start(input_tokens=top["input_tokens"], cache_read=0, cache_write=0),
         block(0, {"type": "text", "text": ""}),
         delta(0, type="text_delta", text="ok"),
@@ -99,7 +100,7 @@ async def test_unknown_iteration_types_are_ignored() -> None:
 
 async def test_partial_usage_in_message_delta_keeps_the_rest() -> None:
     # A proxy sends only output_tokens at the end; the input from message_start stands.
-    body = sse_events(
+    body = sse(
         start(input_tokens=20, cache_read=5, cache_write=7),
         {
             "type": "message_delta",

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import binascii
 import json
-import struct
 from typing import Any
 
 import pytest
@@ -15,7 +13,8 @@ from botocore.session import get_session
 from botocore.validate import ParamValidator
 
 from tau.ai import Context, UserMessage, stream, stream_simple
-from tau.ai.providers import bedrock
+from tau.ai.providers.bedrock import auth as bedrock_auth
+from tau.ai.providers.bedrock import request as bedrock
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -26,8 +25,10 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
+from tests import factories
 from tests.ai.servers import CLOSE, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar, stream_aborting_at
+from tests.factories import bedrock_event, bedrock_exception, event_stream_frame
 
 EVENT_STREAM = {"content-type": "application/vnd.amazon.eventstream"}
 IMG = ImageContent("aGVsbG8=", "image/png")
@@ -40,14 +41,8 @@ def model(
     **kw: Any,
 ) -> Model:
     kw.setdefault("reasoning", True)
-    return Model(
-        id=model_id,
-        name=model_id,
-        api="bedrock-converse-stream",
-        provider="amazon-bedrock",
-        base_url=base_url,
-        max_tokens=64000,
-        **kw,
+    return factories.model(
+        "bedrock-converse-stream", "amazon-bedrock", model_id, base_url, max_tokens=64000, **kw
     )
 
 
@@ -63,48 +58,21 @@ def validate(body: dict[str, Any], model_id: str = CLAUDE) -> None:
     assert not report.has_errors(), report.generate_report()
 
 
-def frame(headers: dict[str, str], payload: bytes) -> bytes:
-    """Encode one event-stream message (string headers), independently of botocore."""
-    encoded = b"".join(
-        bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode()
-        for k, v in headers.items()
-    )
-    total = 16 + len(encoded) + len(payload)
-    prelude = struct.pack(">II", total, len(encoded))
-    prelude += struct.pack(">I", binascii.crc32(prelude))
-    message = prelude + encoded + payload
-    return message + struct.pack(">I", binascii.crc32(message))
-
-
-def event(name: str, data: dict[str, Any]) -> bytes:
-    headers = {":event-type": name, ":content-type": "application/json", ":message-type": "event"}
-    return frame(headers, json.dumps(data).encode())
-
-
-def exception(name: str, message: str) -> bytes:
-    headers = {
-        ":exception-type": name,
-        ":content-type": "application/json",
-        ":message-type": "exception",
-    }
-    return frame(headers, json.dumps({"message": message}).encode())
-
-
-START = event("messageStart", {"role": "assistant"})
+START = bedrock_event("messageStart", {"role": "assistant"})
 
 
 def text_events(text: str, index: int = 0) -> list[bytes]:
     return [
-        event("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": text}}),
-        event("contentBlockStop", {"contentBlockIndex": index}),
+        bedrock_event("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": text}}),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": index}),
     ]
 
 
 def stop(reason: str = "end_turn", usage: dict[str, int] | None = None) -> list[bytes]:
     usage = usage or {"inputTokens": 5, "outputTokens": 2, "totalTokens": 7}
     return [
-        event("messageStop", {"stopReason": reason}),
-        event("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}),
+        bedrock_event("messageStop", {"stopReason": reason}),
+        bedrock_event("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}),
     ]
 
 
@@ -125,7 +93,7 @@ def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setattr(bedrock, "_sessions", {})
+    monkeypatch.setattr(bedrock_auth, "_sessions", {})
 
 
 async def run(
@@ -191,7 +159,7 @@ def history(m: Model) -> Context:
 
 def test_claude_body_blocks_merging_and_cache_points() -> None:
     m = model()
-    body = bedrock.build_request(m, history(m), {"max_tokens": 100, "temperature": 0.3})
+    body = bedrock.request_body(m, history(m), {"max_tokens": 100, "temperature": 0.3})
     validate(body)
     assert body["system"] == [{"text": "Be brief."}, {"cachePoint": {"type": "default"}}]
     # Converse wants roles to alternate: the closing user text joins the tool results.
@@ -247,7 +215,7 @@ def test_roles_alternate_when_an_aborted_turn_is_left_out() -> None:
             UserMessage("three"),
         ]
     )
-    body = bedrock.build_request(m, context, {"cache_retention": "none"})
+    body = bedrock.request_body(m, context, {"cache_retention": "none"})
     validate(body)
     assert [(msg["role"], msg["content"]) for msg in body["messages"]] == [
         ("user", [{"text": "one"}]),
@@ -284,7 +252,7 @@ def test_handoff_from_another_provider() -> None:
         stop_reason="toolUse",
     )
     history = [UserMessage("q"), foreign, ToolResultMessage("call|a+/=", "get", [TextContent("r")])]
-    body = bedrock.build_request(m, Context(history), {"cache_retention": "none"})
+    body = bedrock.request_body(m, Context(history), {"cache_retention": "none"})
     validate(body)
     assert body["messages"][1]["content"] == [
         {"text": "calling"},
@@ -295,7 +263,7 @@ def test_handoff_from_another_provider() -> None:
 
 def test_non_claude_models_get_no_signature_and_no_cache_points() -> None:
     m = model("amazon.nova-pro-v1:0")
-    body = bedrock.build_request(m, history(m), {"cache_retention": "long"})
+    body = bedrock.request_body(m, history(m), {"cache_retention": "long"})
     validate(body, m.id)
     assert "cachePoint" not in json.dumps(body)
     assert body["messages"][1]["content"][0] == {
@@ -305,11 +273,11 @@ def test_non_claude_models_get_no_signature_and_no_cache_points() -> None:
 
 def test_long_retention_and_none() -> None:
     m = model()
-    long = bedrock.build_request(m, history(m), {"cache_retention": "long"})
+    long = bedrock.request_body(m, history(m), {"cache_retention": "long"})
     assert long["system"][1] == {"cachePoint": {"type": "default", "ttl": "1h"}}
     validate(long)
     assert "cachePoint" not in json.dumps(
-        bedrock.build_request(m, history(m), {"cache_retention": "none"})
+        bedrock.request_body(m, history(m), {"cache_retention": "none"})
     )
 
 
@@ -323,15 +291,15 @@ def test_long_retention_and_none() -> None:
 )
 def test_tool_choice(choice: Any, expected: dict[str, Any]) -> None:
     m = model()
-    body = bedrock.build_request(m, history(m), {"tool_choice": choice})
+    body = bedrock.request_body(m, history(m), {"tool_choice": choice})
     assert body["toolConfig"]["toolChoice"] == expected
     validate(body)
-    assert "toolConfig" not in bedrock.build_request(m, history(m), {"tool_choice": "none"})
+    assert "toolConfig" not in bedrock.request_body(m, history(m), {"tool_choice": "none"})
 
 
 def test_reasoning_fields_budget_adaptive_and_non_claude() -> None:
     m = model()
-    body = bedrock.build_request(m, history(m), {"reasoning": "medium", "temperature": 1.0})
+    body = bedrock.request_body(m, history(m), {"reasoning": "medium", "temperature": 1.0})
     assert body["additionalModelRequestFields"] == {
         "thinking": {"type": "enabled", "budget_tokens": 8192},
         "anthropic_beta": ["interleaved-thinking-2025-05-14"],
@@ -339,14 +307,14 @@ def test_reasoning_fields_budget_adaptive_and_non_claude() -> None:
     assert "temperature" not in body.get("inferenceConfig", {})
     validate(body)
     opus = model("global.anthropic.claude-opus-4-6-v1")
-    assert bedrock.build_request(opus, history(opus), {"reasoning": "xhigh"})["additionalModelRequestFields"] == {
+    assert bedrock.request_body(opus, history(opus), {"reasoning": "xhigh"})["additionalModelRequestFields"] == {
         "thinking": {"type": "adaptive"}, "output_config": {"effort": "max"}
     }  # fmt: skip
     nova = model("amazon.nova-pro-v1:0")
-    assert "additionalModelRequestFields" not in bedrock.build_request(
+    assert "additionalModelRequestFields" not in bedrock.request_body(
         nova, history(nova), {"reasoning": "high"}
     )
-    no_interleave = bedrock.build_request(
+    no_interleave = bedrock.request_body(
         m, history(m), {"reasoning": "low", "interleaved_thinking": False}
     )
     assert "anthropic_beta" not in no_interleave["additionalModelRequestFields"]
@@ -355,7 +323,7 @@ def test_reasoning_fields_budget_adaptive_and_non_claude() -> None:
 def test_unknown_image_type_is_an_error() -> None:
     m = model()
     with pytest.raises(Exception, match="Unknown image type"):
-        bedrock.build_request(m, Context([UserMessage([ImageContent("x", "image/bmp")])]), {})
+        bedrock.request_body(m, Context([UserMessage([ImageContent("x", "image/bmp")])]), {})
 
 
 def test_endpoint_and_region(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -364,17 +332,17 @@ def test_endpoint_and_region(monkeypatch: pytest.MonkeyPatch) -> None:
         bedrock.endpoint_url(m, "eu-west-1")
         == f"https://bedrock-runtime.eu-west-1.amazonaws.com/model/{CLAUDE.replace(':', '%3A')}/converse-stream"
     )
-    assert bedrock.resolve_region({}) == "us-east-1"
+    assert bedrock_auth.resolve_region({}) == "us-east-1"
     monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
-    assert bedrock.resolve_region({}) == "ap-south-1"
+    assert bedrock_auth.resolve_region({}) == "ap-south-1"
     monkeypatch.setenv("AWS_REGION", "eu-central-1")
-    assert bedrock.resolve_region({}) == "eu-central-1"
-    assert bedrock.resolve_region({"region": "us-west-2"}) == "us-west-2"
+    assert bedrock_auth.resolve_region({}) == "eu-central-1"
+    assert bedrock_auth.resolve_region({"region": "us-west-2"}) == "us-west-2"
 
 
 def test_region_from_profile(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     (tmp_path / "config").write_text("[profile work]\nregion = eu-north-1\n")
-    assert bedrock.resolve_region({"profile": "work"}) == "eu-north-1"
+    assert bedrock_auth.resolve_region({"profile": "work"}) == "eu-north-1"
 
 
 async def test_stream_simple_adjusts_max_tokens_for_the_budget() -> None:
@@ -451,29 +419,29 @@ async def test_skip_auth(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_text_reasoning_tool_use_and_usage() -> None:
     body = [
         START,
-        event(
+        bedrock_event(
             "contentBlockDelta",
             {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "think"}}},
         ),
-        event(
+        bedrock_event(
             "contentBlockDelta",
             {"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "c2ln"}}},
         ),
-        event("contentBlockStop", {"contentBlockIndex": 0}),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
         *text_events("Hello", 1)[:1],
-        event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": ""}}),
-        event("contentBlockStop", {"contentBlockIndex": 1}),
-        event(
+        bedrock_event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": ""}}),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 1}),
+        bedrock_event(
             "contentBlockStart",
             {"contentBlockIndex": 2, "start": {"toolUse": {"toolUseId": "t1", "name": "get"}}},
         ),
-        event(
+        bedrock_event(
             "contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": '{"q":'}}}
         ),
-        event(
+        bedrock_event(
             "contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": " 1}"}}}
         ),
-        event("contentBlockStop", {"contentBlockIndex": 2}),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 2}),
         *stop(
             "tool_use",
             {
@@ -530,16 +498,18 @@ async def test_guardrail_stop_is_an_error() -> None:
     ],
 )
 async def test_exception_events(name: str, prefix: str) -> None:
-    events, msg, _ = await run([START, *text_events("partial"), exception(name, "slow down")])
+    events, msg, _ = await run(
+        [START, *text_events("partial"), bedrock_exception(name, "slow down")]
+    )
     assert events[-1].type == "error"
     assert msg.error_message == f"{prefix}: slow down"
     assert msg.text == "partial"
 
 
 async def test_broken_crc_is_a_clear_error() -> None:
-    good = event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hello"}})
+    good = bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hello"}})
     broken = bytearray(
-        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": " world"}})
+        bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": " world"}})
     )
     broken[-8] ^= 0xFF  # a payload byte: the message CRC no longer matches
     events, msg, _ = await run([START, good, bytes(broken), *stop()])
@@ -552,15 +522,22 @@ async def test_broken_crc_is_a_clear_error() -> None:
 
 
 async def test_broken_prelude_crc() -> None:
-    broken = bytearray(event("messageStop", {"stopReason": "end_turn"}))
+    broken = bytearray(bedrock_event("messageStop", {"stopReason": "end_turn"}))
     broken[9] ^= 0x01
     _, msg, _ = await run([START, bytes(broken)])
     assert (msg.error_message or "").startswith("Bedrock event stream is corrupt:")
 
 
 async def test_truncated_mid_frame() -> None:
-    last = event("metadata", {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}})
-    body = [START, *text_events("Hi"), event("messageStop", {"stopReason": "end_turn"}), last[:20]]
+    last = bedrock_event(
+        "metadata", {"usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}}
+    )
+    body = [
+        START,
+        *text_events("Hi"),
+        bedrock_event("messageStop", {"stopReason": "end_turn"}),
+        last[:20],
+    ]
     _, msg, _ = await run(body)
     assert msg.stop_reason == "error"
     assert "middle of a frame" in (msg.error_message or "")
@@ -583,7 +560,9 @@ async def test_malformed_event_json() -> None:
         ":content-type": "application/json",
         ":message-type": "event",
     }
-    _, msg, _ = await run([START, frame(headers, b'{"contentBlockIndex": 0, "delta": ')])
+    _, msg, _ = await run(
+        [START, event_stream_frame(headers, b'{"contentBlockIndex": 0, "delta": ')]
+    )
     assert msg.stop_reason == "error" and "malformed JSON" in (msg.error_message or "")
 
 
@@ -598,7 +577,7 @@ async def test_http_error_gives_the_provider_message() -> None:
 async def test_server_tool_use_is_not_a_client_tool_call() -> None:
     body = [
         START,
-        event(
+        bedrock_event(
             "contentBlockStart",
             {
                 "contentBlockIndex": 0,
@@ -611,8 +590,10 @@ async def test_server_tool_use_is_not_a_client_tool_call() -> None:
                 },
             },
         ),
-        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{}"}}}),
-        event("contentBlockStop", {"contentBlockIndex": 0}),
+        bedrock_event(
+            "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{}"}}}
+        ),
+        bedrock_event("contentBlockStop", {"contentBlockIndex": 0}),
         *text_events("42", 1),
         *stop(),
     ]
@@ -621,7 +602,7 @@ async def test_server_tool_use_is_not_a_client_tool_call() -> None:
 
 
 async def test_wrong_role_is_an_error() -> None:
-    _, msg, _ = await run([event("messageStart", {"role": "user"})])
+    _, msg, _ = await run([bedrock_event("messageStart", {"role": "user"})])
     assert msg.stop_reason == "error" and "role" in (msg.error_message or "")
 
 
@@ -649,7 +630,8 @@ async def test_missing_botocore_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(registry, "_registry", {})
     for name in [n for n in sys.modules if n == "botocore" or n.startswith("botocore.")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.delitem(sys.modules, "tau.ai.providers.bedrock")
+    for name in [n for n in sys.modules if n.startswith("tau.ai.providers.bedrock")]:
+        monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "botocore", None)
     msg = await stream(model(), Context([UserMessage("hi")])).result()
     assert msg.stop_reason == "error"
@@ -661,7 +643,7 @@ def test_botocore_and_google_auth_are_not_imported_by_tau_ai() -> None:
     import sys
 
     probe = (
-        "import sys, tau.ai, tau.ai.providers.google, tau.ai.providers.google_vertex; "
+        "import sys, tau.ai, tau.ai.providers.google.gemini, tau.ai.providers.google.vertex; "
         "print([m for m in ('botocore', 'google.auth', 'httpx2') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
@@ -673,7 +655,7 @@ async def test_abort_mid_stream_keeps_the_partial_message() -> None:
 
     body = [
         START,
-        event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hel"}}),
+        bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Hel"}}),
         STALL,
     ]
     async with LocalServer([Reply(200, EVENT_STREAM, body)]) as server:

@@ -1,4 +1,4 @@
-"""API keys from the environment (pi-ai-spec §8.5)."""
+"""API keys from the environment."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -47,7 +48,7 @@ TIMEOUT = 10.0
 
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tau_http, "BACKOFF_BASE_S", 0.01)
+    monkeypatch.setattr(tau_http._retry, "BACKOFF_BASE_S", 0.01)
 
 
 def answer(case: Any, *pieces: str) -> Reply:
@@ -419,3 +420,23 @@ async def test_on_fallback_hears_each_failure_before_the_next_model_starts() -> 
         await run(stream)
         assert len(backup.requests) == 1
     assert heard == [("gpt-a", "gpt-x", 0)]
+
+
+async def test_each_fallback_is_a_debug_line_under_tau_without_the_key(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The primary echoes the key in its error body, as some providers do.
+    echo = "Incorrect API key provided: sk-secret-primary"
+    async with (
+        LocalServer([error(OPENAI, 401, echo)]) as primary_server,
+        LocalServer([answer(ANTHROPIC, "from claude")]) as backup,
+    ):
+        stream = fallback_stream_fn(
+            [ANTHROPIC.model(backup.url)], fall_back_on=lambda attempt: True
+        )(OPENAI.model(primary_server.url), CONTEXT, api_key="sk-secret-primary")
+        with caplog.at_level(logging.DEBUG, logger="tau"):
+            await run(stream)
+    lines = [r.getMessage() for r in caplog.records if r.name == "tau.ai.fallback"]
+    # The rule: "<provider>/<id> failed (<kind>, status <status>); trying <provider>/<id>".
+    assert lines == ["fallback: fault/gpt-x failed (other, status 401); trying fault/claude-x"]
+    assert all("sk-secret" not in r.getMessage() for r in caplog.records)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from typing import Any
 
 import pytest
 from google.genai import types as genai
 
 from tau.ai import Context, UserMessage, stream, stream_simple
-from tau.ai.providers import google_shared as shared
-from tau.ai.providers import google_vertex
+from tau.ai.providers.google import request as shared
+from tau.ai.providers.google import vertex as google_vertex
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -20,8 +21,8 @@ from tau.ai.types import (
     ThinkingContent,
     Tool,
     ToolCall,
-    ToolResultMessage,
 )
+from tests import factories
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar, stream_aborting_at
 
@@ -32,26 +33,12 @@ IMG = ImageContent("aGVsbG8=", "image/png")
 def gemini(model_id: str = "gemini-2.5-flash", **kw: Any) -> Model:
     kw.setdefault("reasoning", True)
     kw.setdefault("input", ["text", "image"])
-    return Model(
-        id=model_id,
-        name=model_id,
-        api="google-generative-ai",
-        provider="google",
-        base_url=kw.pop("base_url", "https://generativelanguage.googleapis.com/v1beta"),
-        **kw,
-    )
+    base_url = kw.pop("base_url", "https://generativelanguage.googleapis.com/v1beta")
+    return factories.model("google-generative-ai", "google", model_id, base_url, **kw)
 
 
-def assistant(model: Model, *content: Any, model_id: str | None = None) -> AssistantMessage:
-    return AssistantMessage(
-        list(content), api=model.api, provider=model.provider, model=model_id or model.id
-    )
-
-
-def result(id: str, text: str = "ok", *, images: int = 0, error: bool = False) -> ToolResultMessage:
-    content: list[Any] = [TextContent(text)] if text else []
-    content += [IMG] * images
-    return ToolResultMessage(id, "get", content, is_error=error)
+assistant = factories.assistant
+result = partial(factories.tool_result, name="get", image=IMG)
 
 
 def validate_body(body: dict[str, Any]) -> None:
@@ -123,7 +110,7 @@ def test_signatures_only_replay_to_the_same_provider_and_model() -> None:
         ToolCall("c", "f", {}, SIG),
         model_id="gemini-2.0-flash",
     )
-    body = shared.build_request(model, Context([UserMessage("q"), other, result("c")]), {})
+    body = shared.request_body(model, Context([UserMessage("q"), other, result("c")]), {})
     # Another model's thinking is left out; its signatures are not replayed.
     assert body["contents"][1]["parts"] == [
         {"text": "x"},
@@ -147,7 +134,7 @@ def test_handoff_from_claude_to_gemini3_and_gemini_with_explicit_ids() -> None:
         [TextContent("half")], api="x", provider="y", model="z", stop_reason="aborted"
     )
     history = [UserMessage("q"), claude, result("toolu_01+/="), aborted, UserMessage("again")]
-    g3 = shared.build_request(gemini("gemini-3-pro-preview"), Context(history), {})
+    g3 = shared.request_body(gemini("gemini-3-pro-preview"), Context(history), {})
     validate_body(g3)
     assert g3["contents"] == [
         {"role": "user", "parts": [{"text": "q"}]},
@@ -168,13 +155,13 @@ def test_handoff_from_claude_to_gemini3_and_gemini_with_explicit_ids() -> None:
         {"role": "user", "parts": [{"text": "again"}]},
     ]
     # A non-Gemini model behind Google's API gets explicit, sanitised ids on both sides.
-    ids = shared.build_request(gemini("claude-sonnet-4"), Context(history), {})["contents"]
+    ids = shared.request_body(gemini("claude-sonnet-4"), Context(history), {})["contents"]
     assert ids[1]["parts"][1]["functionCall"]["id"] == "toolu_01___"
     assert ids[2]["parts"][0]["functionResponse"]["id"] == "toolu_01___"
 
 
 def test_lone_surrogates_are_removed_from_outgoing_text() -> None:
-    body = shared.build_request(
+    body = shared.request_body(
         gemini(), Context([UserMessage("a\ud800b"), result("c", "x\udfffy")], "sys\ud83d"), {}
     )
     assert body["contents"][0]["parts"] == [{"text": "ab"}]
@@ -187,7 +174,7 @@ def test_gemini3_unsigned_calls_get_the_skip_sentinel() -> None:
     msg = AssistantMessage(
         [ToolCall("c", "f", {})], api="anthropic-messages", provider="anthropic", model="claude"
     )
-    part = shared.build_request(model, Context([msg]), {})["contents"][0]["parts"][0]
+    part = shared.request_body(model, Context([msg]), {})["contents"][0]["parts"][0]
     assert part["thoughtSignature"] == shared.SKIP_THOUGHT_SIGNATURE
 
 
@@ -305,8 +292,8 @@ def test_legacy_schema_conversion_is_accepted_by_gemini_schema_type() -> None:
 
 
 def test_legacy_parameters_for_non_gemini_models() -> None:
-    body = shared.build_body(
-        gemini("claude-sonnet-4"), Context([], tools=[Tool("w", "d", WEATHER_SCHEMA)]), {}, []
+    body = shared.request_body(
+        gemini("claude-sonnet-4"), Context([], tools=[Tool("w", "d", WEATHER_SCHEMA)]), {}
     )
     declaration = body["tools"][0]["functionDeclarations"][0]
     assert "parameters" in declaration and "parametersJsonSchema" not in declaration
@@ -324,7 +311,7 @@ def test_legacy_parameters_for_non_gemini_models() -> None:
 )
 def test_tool_choice(choice: str, config: dict[str, Any]) -> None:
     context = Context([UserMessage("x")], tools=[Tool("get", "d")])
-    body = shared.build_request(gemini(), context, {"tool_choice": choice})
+    body = shared.request_body(gemini(), context, {"tool_choice": choice})
     assert body["toolConfig"] == {"functionCallingConfig": config}
     validate_body(body)
 
@@ -346,7 +333,7 @@ def test_full_body_is_valid_for_google_genai_types() -> None:
         system_prompt="Be brief.",
         tools=[Tool("get", "Get it", WEATHER_SCHEMA)],
     )
-    body = shared.build_request(
+    body = shared.request_body(
         model,
         context,
         {
@@ -755,7 +742,7 @@ async def test_vertex_authenticated_marker_is_not_sent_as_a_key(
 
 def test_catalog_models_resolve_to_the_right_endpoints() -> None:
     from tau.ai.catalog import get_model
-    from tau.ai.providers import google
+    from tau.ai.providers.google import gemini as google
 
     gem = get_model("google", "gemini-2.5-flash")
     assert google.stream_url(gem) == (

@@ -86,7 +86,9 @@ async def test_recorded_stream_replays(name: str, recorded: replay.Recorded) -> 
     # Odd-sized chunks split events, lines and UTF-8 sequences across reads.
     async with LocalServer(replay.replies([recorded])) as server:
         model = _model(name, server.url + "/v1beta")
-        options: dict[str, Any] = {"api_key": "test-key", "project": "p", "location": "global"}
+        options: dict[str, Any] = {"api_key": "test-key"}
+        if model.api == "google-vertex":  # where the project is: Vertex AI's options only
+            options.update(project="p", location="global")
         s = stream(model, Context([UserMessage("hi")]), **options)
         events = [e async for e in s]
         message = await s.result()

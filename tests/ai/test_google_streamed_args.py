@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from tau.ai import AssistantMessage, Context, Tool, UserMessage, get_models, launch_stream, stream
 from tau.ai import stream_simple as simple
 from tau.ai.builder import MessageBuilder
-from tau.ai.providers import google_shared as shared
-from tau.ai.providers.google_stream import GoogleStreamMapper
+from tau.ai.providers.google import request as shared
+from tau.ai.providers.google.decoder import GoogleDecoder
 from tau.ai.types import Model, TextContent, ToolCall
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar
@@ -87,9 +87,9 @@ async def partials(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     seen: list[dict[str, Any]] = []
 
     async def run(builder: MessageBuilder) -> None:
-        mapper = GoogleStreamMapper(builder)
+        mapper = GoogleDecoder(builder)
         for data in chunks:
-            mapper.feed(data)
+            mapper.apply(data)
             calls = [b for b in builder.message.content if isinstance(b, ToolCall)]
             if calls:
                 seen.append(copy.deepcopy(calls[0].arguments))
@@ -285,9 +285,9 @@ def decode(chunks: list[dict[str, Any]]) -> tuple[list[Any], AssistantMessage]:
 
     async def go() -> tuple[list[Any], AssistantMessage]:
         async def run(builder: MessageBuilder) -> None:
-            mapper = GoogleStreamMapper(builder)
+            mapper = GoogleDecoder(builder)
             for data in chunks:
-                mapper.feed(data)
+                mapper.apply(data)
             mapper.finish()
 
         s = launch_stream(gemini(), {}, run)
@@ -345,7 +345,7 @@ def test_any_split_decodes_to_the_whole_call(arguments: dict[str, Any], data: An
 
 def test_the_option_sets_stream_function_call_arguments_next_to_tool_choice() -> None:
     context = Context([UserMessage("x")], tools=TOOLS)
-    body = shared.build_request(
+    body = shared.request_body(
         gemini("gemini-3-pro-preview"),
         context,
         {"stream_function_call_arguments": True, "tool_choice": "any"},
@@ -359,7 +359,7 @@ def test_the_option_sets_stream_function_call_arguments_next_to_tool_choice() ->
     assert parsed.function_calling_config.stream_function_call_arguments is True
     assert parsed.model_dump(by_alias=True, exclude_none=True, mode="json") == config
     # Without tools there is nothing to call, and nothing is sent.
-    bare = shared.build_request(
+    bare = shared.request_body(
         gemini(), Context([UserMessage("x")]), {"stream_function_call_arguments": True}
     )
     assert "toolConfig" not in bare

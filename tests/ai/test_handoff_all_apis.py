@@ -11,7 +11,7 @@ Every request body is read back in that API's own wire format, independently of 
 conversion code, and compared with what the history says must be sent: another model's
 thinking never goes back as thinking, the same model's signatures do; the aborted turn and
 its call are gone; every call has exactly one result, in order, under an id valid for the
-target; tool-result images sit where the API wants them (pi-ai-spec §7.14); no lone
+target; tool-result images sit where the API wants them; no lone
 surrogate reaches the wire. Each body is also checked against the official request types
 (anthropic, openai, google-genai, botocore's Converse model; Mistral ships none here).
 """
@@ -29,7 +29,7 @@ import pytest
 
 from tau.ai import Context, Model, UserMessage, stream
 from tau.ai.catalog import get_model
-from tau.ai.providers import bedrock
+from tau.ai.providers.bedrock import auth as bedrock
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -42,12 +42,12 @@ from tau.ai.types import (
 )
 from tests.ai.openai_sdk_check import check_openai_body
 from tests.ai.responses_sdk import validate_with_sdk
-from tests.ai.servers import LocalServer, Reply, Request, sse
+from tests.ai.servers import LocalServer, Reply, Request
 from tests.ai.stream_checks import check_grammar
 from tests.ai.test_anthropic import assert_sdk_valid
-from tests.ai.test_bedrock import event as bedrock_event
 from tests.ai.test_bedrock import validate as validate_converse
 from tests.ai.test_google import validate_body as validate_gemini
+from tests.factories import bedrock_event, sse
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 LONE = "\ud83d"  # half of a surrogate pair: must never reach a provider
@@ -596,7 +596,7 @@ def _texts_images(content: str | list[Any]) -> tuple[list[str], int]:
 
 @dataclass(frozen=True)
 class Api:
-    """How one API must receive a history (the rules of pi-ai-spec §6.3 and §7.14)."""
+    """How one API must receive a history."""
 
     model: Model
     reply: Callable[[int, Model], Script]
@@ -743,7 +743,7 @@ def read_anthropic(body: dict[str, Any]) -> list[Entry]:
         user = Entry("user")
         for block in content:
             if block["type"] == "tool_result":
-                # §7.14: images go inside tool_result.content.
+                # images go inside tool_result.content.
                 parts = block["content"]
                 parts = [{"type": "text", "text": parts}] if isinstance(parts, str) else parts
                 out.append(
@@ -784,7 +784,7 @@ def read_completions(body: dict[str, Any]) -> list[Entry]:
                 entry.calls.append((call["id"], fn["name"], json.loads(fn["arguments"]), None))
             out.append(entry)
         elif role == "tool":
-            # §7.14: a tool message carries text only ...
+            # a tool message carries text only ...
             assert isinstance(content, str)
             out.append(Entry("result", [content], call_id=message["tool_call_id"]))
         else:
@@ -826,7 +826,7 @@ def read_responses(body: dict[str, Any]) -> list[Entry]:
             if isinstance(output, str):
                 out.append(Entry("result", [output], call_id=item["call_id"]))
             else:
-                # §7.14: images go inside function_call_output.output as input_image parts.
+                # images go inside function_call_output.output as input_image parts.
                 out.append(
                     Entry(
                         "result",
@@ -917,7 +917,7 @@ def read_mistral(body: dict[str, Any]) -> list[Entry]:
                 entry.calls.append((call["id"], fn["name"], json.loads(fn["arguments"]), None))
             out.append(entry)
             continue
-        # §7.14: a tool message's images go inside its content.
+        # a tool message's images go inside its content.
         entry = Entry("result" if role == "tool" else "user", call_id=message.get("tool_call_id"))
         for chunk in chunks:
             if chunk["type"] == "text":
@@ -954,7 +954,7 @@ def read_bedrock(body: dict[str, Any]) -> list[Entry]:
                 if user.texts or user.images:
                     out.append(user)
                     user = Entry("user")
-                # §7.14: images go inside the toolResult content.
+                # images go inside the toolResult content.
                 result = block["toolResult"]
                 assert result["status"] == "success"
                 parts = result["content"]

@@ -23,6 +23,7 @@ from tau.ai.types import (
     ToolResultMessage,
 )
 from tests.ai.openai_sdk_check import check_openai_body
+from tests.factories import sse
 
 CLAUDE = Model(
     id="claude-sonnet-4-5",
@@ -49,13 +50,8 @@ WEATHER = Tool(
 SIGNATURE = "EqQBCkYIBxgCKkDsignature-of-claude"
 
 
-def _sse(*events: dict[str, Any]) -> bytes:
-    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
-
-
 def _chunks(*chunks: dict[str, Any]) -> bytes:
-    lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
-    return "".join(lines).encode()
+    return sse(*chunks, "[DONE]")
 
 
 GROQ_REPLY = _chunks(
@@ -82,7 +78,7 @@ GROQ_REPLY = _chunks(
     {"choices": [], "usage": {"prompt_tokens": 200, "completion_tokens": 30}},
 )
 
-CLAUDE_REPLY = _sse(
+CLAUDE_REPLY = sse(
     {
         "type": "message_start",
         "message": {

@@ -30,9 +30,9 @@ from tau.ai.types import (
 )
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar
-from tests.ai.test_bedrock import event as bedrock_event
 from tests.ai.test_bedrock import validate as validate_bedrock
 from tests.ai.test_google import validate_body as validate_google
+from tests.factories import bedrock_event
 
 IMG = ImageContent("aGVsbG8=", "image/png")
 INLINE = {"inlineData": {"mimeType": "image/png", "data": "aGVsbG8="}}

@@ -19,13 +19,13 @@ from tau.ai import http as tau_http
 from tau.ai.builder import MessageBuilder, ProviderError
 from tau.ai.http import (
     ProviderHTTPError,
-    SSEEvent,
     error_message_from_body,
     get_client,
     open_stream,
     resolve_timeouts,
     retry_delay_from_headers,
 )
+from tau.ai.sse import SSEEvent
 from tests.ai.servers import (
     CLOSE,
     JSON_HEADERS,
@@ -33,9 +33,9 @@ from tests.ai.servers import (
     STALL,
     LocalServer,
     Reply,
-    sse,
     wait_until,
 )
+from tests.factories import sse
 
 OK_STREAM = sse(("a", '{"n":1}'), ("b", '{"n":2}'))
 ANTHROPIC_OVERLOADED = json.dumps(
@@ -45,7 +45,7 @@ ANTHROPIC_OVERLOADED = json.dumps(
 
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tau_http, "BACKOFF_BASE_S", 0.01)
+    monkeypatch.setattr(tau_http._retry, "BACKOFF_BASE_S", 0.01)
 
 
 async def collect(url: str, **options: Any) -> list[SSEEvent]:
@@ -84,6 +84,22 @@ async def test_429_with_retry_after_then_success() -> None:
     async with LocalServer([*replies, ok()]) as server:
         assert len(await collect(server.url)) == 2
         assert len(server.requests) == 2
+
+
+async def test_the_error_names_the_servers_retry_after() -> None:
+    # A scheduler of many requests (tau.batch) slows the whole provider down by it.
+    refused = Reply(429, {"retry-after": "2", **JSON_HEADERS}, [b'{"error":{"message":"slow"}}'])
+    async with LocalServer([refused, refused]) as server:
+        with pytest.raises(ProviderHTTPError) as given_up:
+            await collect(server.url, max_retries=0)
+        assert given_up.value.status == 429 and given_up.value.retry_after == 2.0
+        with pytest.raises(ProviderError, match="longer than max_retry_delay_ms") as too_long:
+            await collect(server.url, max_retry_delay_ms=500)
+        assert too_long.value.retry_after == 2.0
+    async with LocalServer([Reply(500, {}, [b"oops"])]) as server:
+        with pytest.raises(ProviderHTTPError) as unnamed:
+            await collect(server.url, max_retries=0)
+        assert unnamed.value.retry_after is None
 
 
 async def test_retry_after_ms_is_honoured() -> None:

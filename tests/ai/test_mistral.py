@@ -1,4 +1,4 @@
-"""The ``mistral-conversations`` adapter (pi-ai-spec §7.11): request shape and stream mapping."""
+"""The ``mistral-conversations`` adapter: request shape and stream mapping."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 
 from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.catalog import get_model
-from tau.ai.providers import mistral
-from tau.ai.providers.mistral import (
-    IMAGE_OMITTED,
+from tau.ai.providers.mistral import adapter
+from tau.ai.providers.mistral import request as mistral
+from tau.ai.providers.mistral.decoder import (
     THINKING_SIGNATURE,
-    MistralStreamProcessor,
-    build_payload,
+    MistralDecoder,
     derived_tool_call_id,
 )
+from tau.ai.providers.mistral.request import IMAGE_OMITTED, request_body
 from tau.ai.types import (
     AssistantMessage,
     Context,
@@ -55,12 +55,12 @@ def chunk(
 
 async def run(chunks: list[dict[str, Any] | str]) -> tuple[list[Any], AssistantMessage]:
     async def adapter(builder: MessageBuilder) -> None:
-        processor = MistralStreamProcessor(builder)
+        processor = MistralDecoder(builder)
         for item in chunks:
             if isinstance(item, str):
-                processor.handle_data(item)
+                processor.feed(item)
             else:
-                processor.handle(item)
+                processor.apply(item)
         processor.finish()
 
     stream = launch_stream(magistral(), {}, adapter)
@@ -248,7 +248,7 @@ async def test_lone_surrogates_in_deltas_are_sanitized() -> None:
 
 def test_payload_fields() -> None:
     tools = [Tool("get", "Get it.", {"type": "object", "properties": {}})]
-    payload = build_payload(
+    payload = request_body(
         magistral(),
         Context([UserMessage("hi")], system_prompt="sys", tools=tools),
         {"temperature": 0.3, "max_tokens": 99, "tool_choice": "any", "prompt_mode": "reasoning"},
@@ -398,15 +398,15 @@ def test_stream_simple_prompt_mode() -> None:
         captured.append(options)
         return None
 
-    original = mistral.stream
-    mistral.stream = grab  # type: ignore[assignment]
+    original = adapter.stream
+    adapter.stream = grab  # type: ignore[assignment]
     try:
-        mistral.stream_simple(magistral(), Context([]), {"reasoning": "low"})
-        mistral.stream_simple(magistral(), Context([]), {})
+        adapter.stream_simple(magistral(), Context([]), {"reasoning": "low"})
+        adapter.stream_simple(magistral(), Context([]), {})
         plain = dataclasses.replace(magistral(), reasoning=False)
-        mistral.stream_simple(plain, Context([]), {"reasoning": "high"})
+        adapter.stream_simple(plain, Context([]), {"reasoning": "high"})
     finally:
-        mistral.stream = original  # type: ignore[assignment]
+        adapter.stream = original  # type: ignore[assignment]
     assert [o.get("prompt_mode") for o in captured] == ["reasoning", None, None]
     assert json.dumps(captured[0]["max_tokens"])
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import fields
+
 import pytest
 
-from tau.ai.providers.openai_compat import detect_compat, resolve_compat
+from tau.ai.providers.openai_completions.compat import detect_compat, resolve_compat
+from tau.ai.serialization import dump_model, load_compat, load_model
 from tau.ai.types import Model, OpenAICompletionsCompat
+from tests import factories
 
 
 def model(
@@ -14,14 +19,7 @@ def model(
     id: str = "gpt-4o-mini",
     compat: OpenAICompletionsCompat | None = None,
 ) -> Model:
-    return Model(
-        id=id,
-        name=id,
-        api="openai-completions",
-        provider=provider,
-        base_url=base_url,
-        compat=compat,
-    )
+    return factories.model("openai-completions", provider, id, base_url, compat=compat)
 
 
 def test_openai_proper_defaults() -> None:
@@ -119,3 +117,68 @@ def test_explicit_false_overrides_detected_true() -> None:
     assert not c.supports_usage_in_streaming
     assert not c.supports_strict_mode
     assert c.supports_store
+
+
+# The pi JSON name of every compat field (camelCase, as pi's OpenAICompletionsCompat spells them).
+PI_NAMES = {
+    "supports_store": "supportsStore",
+    "supports_developer_role": "supportsDeveloperRole",
+    "supports_reasoning_effort": "supportsReasoningEffort",
+    "reasoning_effort_map": "reasoningEffortMap",
+    "supports_usage_in_streaming": "supportsUsageInStreaming",
+    "max_tokens_field": "maxTokensField",
+    "requires_tool_result_name": "requiresToolResultName",
+    "requires_assistant_after_tool_result": "requiresAssistantAfterToolResult",
+    "requires_thinking_as_text": "requiresThinkingAsText",
+    "thinking_format": "thinkingFormat",
+    "open_router_routing": "openRouterRouting",
+    "vercel_gateway_routing": "vercelGatewayRouting",
+    "supports_strict_mode": "supportsStrictMode",
+    "supports_prompt_cache_key": "supportsPromptCacheKey",
+    "accepts_empty_tools": "acceptsEmptyTools",
+}
+
+
+def test_every_field_round_trips_through_json_in_pi_names() -> None:
+    # Each field set to a value detection would not choose for api.openai.com.
+    compat = OpenAICompletionsCompat(
+        supports_store=False,
+        supports_developer_role=False,
+        supports_reasoning_effort=False,
+        reasoning_effort_map={"high": "max"},
+        supports_usage_in_streaming=False,
+        max_tokens_field="max_tokens",
+        requires_tool_result_name=True,
+        requires_assistant_after_tool_result=True,
+        requires_thinking_as_text=True,
+        thinking_format="qwen",
+        open_router_routing={"only": ["a"]},
+        vercel_gateway_routing={"order": ["b"]},
+        supports_strict_mode=False,
+        supports_prompt_cache_key=False,
+        accepts_empty_tools=True,
+    )
+    assert set(PI_NAMES) == {f.name for f in fields(OpenAICompletionsCompat)}
+    data = json.loads(json.dumps(dump_model(model(compat=compat))))
+    assert data["compat"] == {PI_NAMES[f.name]: getattr(compat, f.name) for f in fields(compat)}
+    loaded = load_model(data)
+    assert loaded.compat == compat
+    # Every loaded value overrides detection.
+    resolved = resolve_compat(loaded)
+    assert all(getattr(resolved, f.name) == getattr(compat, f.name) for f in fields(compat))
+
+
+def test_accepts_empty_tools_is_a_compat_field() -> None:
+    assert load_compat({"acceptsEmptyTools": True}) == OpenAICompletionsCompat(
+        accepts_empty_tools=True
+    )
+    assert not detect_compat(model()).accepts_empty_tools  # api.openai.com rejects tools: []
+    assert resolve_compat(
+        model(compat=OpenAICompletionsCompat(accepts_empty_tools=True))
+    ).accepts_empty_tools
+
+
+def test_detection_decides_every_field() -> None:
+    for m in (model(), model("zai", "https://api.z.ai/api/paas/v4"), model("x", "http://h")):
+        detected = detect_compat(m)
+        assert [f.name for f in fields(detected) if getattr(detected, f.name) is None] == []

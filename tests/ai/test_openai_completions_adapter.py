@@ -9,6 +9,7 @@ import httpx2
 
 from tau.ai import Context, UserMessage, complete, complete_simple
 from tau.ai.types import AssistantMessage, Model
+from tests import factories
 
 SSE = (
     'data: {"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\n'
@@ -23,14 +24,7 @@ def model(
     id: str = "gpt-4o-mini",
     reasoning: bool = False,
 ) -> Model:
-    return Model(
-        id=id,
-        name=id,
-        api="openai-completions",
-        provider=provider,
-        base_url=base_url,
-        reasoning=reasoning,
-    )
+    return factories.model("openai-completions", provider, id, base_url, reasoning=reasoning)
 
 
 class Recorder:

@@ -7,20 +7,22 @@ from typing import Any
 
 import pytest
 
-from tau.ai.providers.openai_compat import resolve_compat
-from tau.ai.providers.openai_completions_request import (
+from tau.ai.providers.openai_completions.compat import resolve_compat
+from tau.ai.providers.openai_completions.request import (
     BRIDGE_TEXT,
     TOOL_IMAGES_TEXT,
-    build_params,
     convert_messages,
+    request_body,
 )
 from tau.ai.types import (
     AssistantMessage,
     Context,
     ImageContent,
     Message,
+    Modality,
     Model,
     OpenAICompletionsCompat,
+    StopReason,
     TextContent,
     ThinkingContent,
     Tool,
@@ -28,6 +30,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tests import factories
 from tests.ai.openai_sdk_check import EXTENSION_KEYS, check_openai_body
 
 IMG = ImageContent("aGVsbG8=", "image/png")
@@ -47,27 +50,22 @@ def model(
     images: bool = True,
     compat: OpenAICompletionsCompat | None = None,
 ) -> Model:
-    return Model(
-        id=id,
-        name=id,
-        api="openai-completions",
-        provider=provider,
-        base_url=base_url,
+    modalities: list[Modality] = ["text", "image"] if images else ["text"]
+    return factories.model(
+        "openai-completions",
+        provider,
+        id,
+        base_url,
         reasoning=reasoning,
-        input=["text", "image"] if images else ["text"],
+        input=modalities,
         compat=compat,
     )
 
 
-def assistant(*content: Any, m: Model | None = None, stop: str = "toolUse") -> AssistantMessage:
-    m = m or model()
-    return AssistantMessage(
-        content=list(content),
-        api=m.api,
-        provider=m.provider,
-        model=m.id,
-        stop_reason=stop,  # type: ignore[arg-type]
-    )
+def assistant(
+    *content: Any, m: Model | None = None, stop: StopReason = "toolUse"
+) -> AssistantMessage:
+    return factories.assistant(m or model(), *content, stop_reason=stop)
 
 
 def tool_history() -> list[Message]:
@@ -85,7 +83,7 @@ def tool_history() -> list[Message]:
 
 
 def body(m: Model, context: Context, **options: Any) -> dict[str, Any]:
-    return build_params(m, context, context.messages, resolve_compat(m), options)
+    return request_body(m, context, options, messages=context.messages, compat=resolve_compat(m))  # type: ignore[arg-type]
 
 
 def test_minimal_body_for_openai() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from tau.ai import AssistantMessage, AssistantMessageEvent, launch_stream
 from tau.ai.builder import MessageBuilder
-from tau.ai.providers.openai_completions_stream import ChunkMapper, parse_usage
+from tau.ai.providers.openai_completions.decoder import OpenAICompletionsDecoder, parse_usage
 from tau.ai.types import Model, ModelCost, ThinkingContent
 from tau.ai.utils.overflow import is_context_overflow
 from tests.ai.stream_checks import check_grammar
@@ -50,9 +50,9 @@ async def replay(
     datas: list[str], events: list[str | None] | None = None
 ) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
     async def run(builder: MessageBuilder) -> None:
-        mapper = ChunkMapper(builder)
+        mapper = OpenAICompletionsDecoder(builder)
         for i, data in enumerate(datas):
-            if not mapper.feed_data(data, events[i] if events else None):
+            if not mapper.feed(data, events[i] if events else "message"):
                 break
         mapper.finish()
 
@@ -90,14 +90,10 @@ async def test_text_usage_and_cost() -> None:
 
 def test_usage_variants() -> None:
     assert (
-        parse_usage(
-            {"prompt_tokens": 10, "completion_tokens": 5, "cached_tokens": 4}, MODEL
-        ).cache_read
+        parse_usage({"prompt_tokens": 10, "completion_tokens": 5, "cached_tokens": 4}).cache_read
         == 4
     )
-    ds = parse_usage(
-        {"prompt_tokens": 10, "completion_tokens": 5, "prompt_cache_hit_tokens": 6}, MODEL
-    )
+    ds = parse_usage({"prompt_tokens": 10, "completion_tokens": 5, "prompt_cache_hit_tokens": 6})
     assert (ds.input, ds.cache_read) == (4, 6)
     orr = parse_usage(
         {
@@ -105,7 +101,6 @@ def test_usage_variants() -> None:
             "completion_tokens": 1,
             "prompt_tokens_details": {"cached_tokens": 20, "cache_write_tokens": 30},
         },
-        MODEL,
     )
     assert (orr.input, orr.cache_read, orr.cache_write, orr.total_tokens) == (50, 20, 30, 101)
     # Reasoning is never added on top, even when a server reports more of it than output.
@@ -115,11 +110,10 @@ def test_usage_variants() -> None:
             "completion_tokens": 5,
             "completion_tokens_details": {"reasoning_tokens": 50},
         },
-        MODEL,
     )
     assert (odd.output, odd.reasoning, odd.total_tokens) == (5, 50, 6)
-    assert parse_usage({"prompt_tokens": None, "completion_tokens": "x"}, MODEL).total_tokens == 0
-    assert parse_usage({"prompt_tokens": 3}, MODEL).reasoning is None
+    assert parse_usage({"prompt_tokens": None, "completion_tokens": "x"}).total_tokens == 0
+    assert parse_usage({"prompt_tokens": 3}).reasoning is None
 
 
 async def test_usage_from_choice_and_x_groq() -> None:
@@ -371,7 +365,6 @@ def test_cached_tokens_are_capped_at_the_prompt() -> None:
             "total_tokens": 15,
             "prompt_tokens_details": {"cached_tokens": 161},
         },
-        MODEL,
     )
     assert (u.input, u.cache_read, u.output, u.total_tokens) == (0, 7, 8, 15)
     # Reads and writes together never exceed the prompt either.
@@ -381,7 +374,6 @@ def test_cached_tokens_are_capped_at_the_prompt() -> None:
             "completion_tokens": 1,
             "prompt_tokens_details": {"cached_tokens": 6, "cache_write_tokens": 9},
         },
-        MODEL,
     )
     assert (both.input, both.cache_read, both.cache_write, both.total_tokens) == (0, 6, 4, 11)
 

@@ -1,4 +1,4 @@
-"""Context → OpenAI Responses request (pi-ai-spec §7.3, §7.4, §7.5), and the request bodies
+"""Context → OpenAI Responses request, and the request bodies
 checked against the ``openai`` SDK's own ``ResponseCreateParamsStreaming`` type."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from pydantic import ValidationError
 
 from tau.ai.builder import ProviderError
 from tau.ai.catalog import find_model, get_model
-from tau.ai.providers import azure_openai_responses, openai_responses
-from tau.ai.providers.responses_shared import (
+from tau.ai.providers.openai_responses import azure as azure_openai_responses
+from tau.ai.providers.openai_responses import openai as openai_responses
+from tau.ai.providers.openai_responses.request import (
     convert_messages,
     decode_text_signature,
     encode_text_signature,
@@ -22,6 +23,7 @@ from tau.ai.types import (
     Context,
     ImageContent,
     Model,
+    StopReason,
     TextContent,
     ThinkingContent,
     Tool,
@@ -29,6 +31,7 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tests import factories
 from tests.ai.responses_sdk import validate_with_sdk
 
 PNG = "iVBORw0KGgo="
@@ -49,14 +52,8 @@ def reasoning_item(item_id: str, summary: str = "thought") -> dict[str, Any]:
     }
 
 
-def assistant(model: Model, *content: Any, stop: str = "stop") -> AssistantMessage:
-    return AssistantMessage(
-        list(content),
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        stop_reason=stop,  # type: ignore[arg-type]
-    )
+def assistant(model: Model, *content: Any, stop: StopReason = "stop") -> AssistantMessage:
+    return factories.assistant(model, *content, stop_reason=stop)
 
 
 def thinking_block(item: dict[str, Any]) -> ThinkingContent:
@@ -275,7 +272,7 @@ def test_openai_params() -> None:
     context = Context(
         [UserMessage("hi")], tools=[Tool("get", "Get it.", {"type": "object", "properties": {}})]
     )
-    payload = openai_responses.build_payload(
+    payload = openai_responses.request_body(
         model,
         context,
         {
@@ -309,17 +306,17 @@ def test_openai_params() -> None:
 def test_cache_retention() -> None:
     model = gpt()
     context = Context([UserMessage("hi")])
-    long = openai_responses.build_payload(
+    long = openai_responses.request_body(
         model, context, {"session_id": "s", "cache_retention": "long"}
     )
     assert long["prompt_cache_retention"] == "24h" and long["prompt_cache_key"] == "s"
-    none = openai_responses.build_payload(
+    none = openai_responses.request_body(
         model, context, {"session_id": "s", "cache_retention": "none"}
     )
     assert "prompt_cache_key" not in none and "prompt_cache_retention" not in none
     elsewhere = gpt()
     elsewhere.base_url = "https://openrouter.ai/api/v1"
-    other = openai_responses.build_payload(
+    other = openai_responses.request_body(
         elsewhere, context, {"session_id": "s", "cache_retention": "long"}
     )
     assert "prompt_cache_retention" not in other and other["prompt_cache_key"] == "s"
@@ -327,12 +324,12 @@ def test_cache_retention() -> None:
 
 def test_reasoning_params_only_for_reasoning_models() -> None:
     context = Context([UserMessage("hi")])
-    plain = openai_responses.build_payload(gpt("gpt-4o"), context, {"reasoning_effort": "high"})
+    plain = openai_responses.request_body(gpt("gpt-4o"), context, {"reasoning_effort": "high"})
     assert "reasoning" not in plain and "include" not in plain
-    quiet = openai_responses.build_payload(gpt(), context, {})
+    quiet = openai_responses.request_body(gpt(), context, {})
     assert "reasoning" not in quiet
     assert quiet["include"] == ["reasoning.encrypted_content"]
-    summary = openai_responses.build_payload(gpt(), context, {"reasoning_summary": "detailed"})
+    summary = openai_responses.request_body(gpt(), context, {"reasoning_summary": "detailed"})
     assert summary["reasoning"] == {"effort": "medium", "summary": "detailed"}
 
 
@@ -401,7 +398,7 @@ def test_azure_deployment_base_url_and_version(monkeypatch: pytest.MonkeyPatch) 
 def test_azure_params_store_false_and_cache_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", raising=False)
     model = azure_model()
-    payload = azure_openai_responses.build_payload(
+    payload = azure_openai_responses.request_body(
         model,
         Context([UserMessage("hi")]),
         {"session_id": "s", "azure_deployment_name": "dep", "service_tier": "flex"},
@@ -473,8 +470,8 @@ def handoff_context() -> Context:
 def test_request_bodies_match_the_sdk_types(options: dict[str, Any], model_id: str) -> None:
     model = gpt(model_id)
     for context in (Context([UserMessage("hi")]), handoff_context()):
-        validate_with_sdk(openai_responses.build_payload(model, context, options))
-        validate_with_sdk(azure_openai_responses.build_payload(azure_model(), context, options))
+        validate_with_sdk(openai_responses.request_body(model, context, options))
+        validate_with_sdk(azure_openai_responses.request_body(azure_model(), context, options))
 
 
 def test_sdk_validation_can_fail() -> None:

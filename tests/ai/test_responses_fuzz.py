@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
 from tau.ai.catalog import get_model
-from tau.ai.providers.mistral import MistralStreamProcessor
-from tau.ai.providers.responses_shared import ResponsesStreamProcessor
+from tau.ai.providers.mistral.decoder import MistralDecoder
+from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
 from tests.ai.stream_checks import check_grammar
 
 MODEL = get_model("openai", "gpt-5-mini")
@@ -113,7 +113,7 @@ def run_sync(processor_type: type[Any], sequence: list[Any]) -> None:
         processor = processor_type(builder)
         try:
             for event in sequence:
-                processor.handle(event)
+                processor.apply(event)
             processor.finish()
         except ProviderError:
             raise
@@ -149,7 +149,7 @@ def run_sync(processor_type: type[Any], sequence: list[Any]) -> None:
     ]
 )
 def test_responses_processor_survives_anything(sequence: list[dict[str, Any]]) -> None:
-    run_sync(ResponsesStreamProcessor, sequence)
+    run_sync(OpenAIResponsesDecoder, sequence)
 
 
 tool_calls = st.lists(
@@ -243,4 +243,4 @@ chunks = st.fixed_dictionaries(
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(chunks, max_size=10))
 def test_mistral_processor_survives_anything(sequence: list[dict[str, Any]]) -> None:
-    run_sync(MistralStreamProcessor, sequence)
+    run_sync(MistralDecoder, sequence)

@@ -11,8 +11,8 @@ import pytest
 
 from tau.ai import Context, Model, UserMessage, stream
 from tau.ai.catalog import get_model
-from tau.ai.providers.mistral import THINKING_SIGNATURE
-from tau.ai.providers.responses_shared import encode_text_signature
+from tau.ai.providers.mistral.decoder import THINKING_SIGNATURE
+from tau.ai.providers.openai_responses.request import encode_text_signature
 from tau.ai.types import (
     AssistantMessage,
     ImageContent,

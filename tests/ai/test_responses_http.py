@@ -13,11 +13,7 @@ from tau.ai.catalog import get_model
 from tau.ai.types import AssistantMessage, Model
 from tests.ai.servers import CLOSE, SSE_HEADERS, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar
-
-
-def sse(*events: dict[str, Any]) -> bytes:
-    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
-
+from tests.factories import sse
 
 HELLO = [
     {"type": "response.created", "response": {"status": "in_progress"}},

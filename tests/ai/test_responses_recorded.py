@@ -13,7 +13,7 @@ import pytest
 
 from tau.ai import AssistantMessageEvent, Context, UserMessage, stream
 from tau.ai.catalog import get_model
-from tau.ai.providers import openai_responses
+from tau.ai.providers.openai_responses import openai as openai_responses
 from tau.ai.types import (
     AssistantMessage,
     Model,
@@ -191,7 +191,7 @@ async def test_recorded_responses_stream(
     # item that followed it, and the next request is one the SDK's types accept.
     results = [ToolResultMessage(c.id, c.name, [TextContent("ok")]) for c in message.tool_calls]
     follow_up = Context([UserMessage("hi"), message, *results, UserMessage("and?")])
-    payload = openai_responses.build_payload(model, follow_up, {"reasoning_effort": "low"})
+    payload = openai_responses.request_body(model, follow_up, {"reasoning_effort": "low"})
     validate_with_sdk(payload)
     # What must be replayed, from the raw recording: the kept output items in output order,
     # each reasoning item only when the next kept item is not another reasoning item (then

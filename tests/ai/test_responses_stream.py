@@ -1,4 +1,4 @@
-"""The Responses stream mapping (pi-ai-spec §7.3), event by event, on hand-written streams."""
+"""The Responses stream mapping, event by event, on hand-written streams."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tau.ai.builder import MessageBuilder, launch_stream
-from tau.ai.providers.responses_shared import ResponsesStreamProcessor
+from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
 from tau.ai.types import AssistantMessage, Model, ModelCost, TextContent, ThinkingContent, ToolCall
 
 MODEL = Model(
@@ -28,12 +28,12 @@ async def run(
     """Feed events (dicts, or raw data strings) through the processor; collect the stream."""
 
     async def adapter(builder: MessageBuilder) -> None:
-        processor = ResponsesStreamProcessor(builder, service_tier=service_tier)
+        processor = OpenAIResponsesDecoder(builder, service_tier=service_tier)
         for event in events:
             if isinstance(event, str):
-                processor.handle_data(event)
+                processor.feed(event)
             else:
-                processor.handle(event)
+                processor.apply(event)
         processor.finish()
 
     stream = launch_stream(MODEL, {}, adapter)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tau.ai.http import SSEDecoder, SSEEvent
+from tau.ai.sse import SSEDecoder, SSEEvent
 
 
 def decode(*chunks: bytes) -> list[SSEEvent]:

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.ai import Model
-from tests.ai.servers import JSON_HEADERS, SSE_HEADERS, LocalServer, Reply, Request, sse
+from tests.ai.servers import JSON_HEADERS, SSE_HEADERS, LocalServer, Reply, Request
+from tests.factories import sse
 
 _MARK = re.compile(r"\[(\w+)=([\d.]+)\]")
 COMPLETION_TOKENS = 5

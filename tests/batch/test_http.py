@@ -24,7 +24,7 @@ def llm() -> Iterator[FakeLLM]:
 
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tau_http, "BACKOFF_BASE_S", 0.01)
+    monkeypatch.setattr(tau_http._retry, "BACKOFF_BASE_S", 0.01)
 
 
 def most_in_a_window(times: Sequence[float], weights: Sequence[float], window: float) -> float:

@@ -16,6 +16,7 @@ from tests.ai import test_anthropic as anthropic
 from tests.ai import test_google as google
 from tests.ai.stream_checks import check_grammar
 from tests.ai.test_google_streamed_args import END, args, opening, value
+from tests.factories import sse
 
 
 def message_start(message_id: str, input_tokens: int = 20) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def message_start(message_id: str, input_tokens: int = 20) -> dict[str, Any]:
 
 
 async def test_a_new_message_inside_an_open_one_is_an_error() -> None:
-    body = anthropic.sse_events(
+    body = sse(
         message_start("msg_1"),
         anthropic.block(0, {"type": "text", "text": ""}),
         anthropic.delta(0, type="text_delta", text="Let me check."),
@@ -60,7 +61,7 @@ async def test_a_new_message_inside_an_open_one_is_an_error() -> None:
 
 
 async def test_the_same_message_announced_again_is_harmless() -> None:
-    body = anthropic.sse_events(
+    body = sse(
         message_start("msg_1", input_tokens=20),
         anthropic.block(0, {"type": "text", "text": ""}),
         anthropic.delta(0, type="text_delta", text="Hello"),

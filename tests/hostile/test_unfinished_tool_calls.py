@@ -24,6 +24,7 @@ from tests.ai import test_openai_completions_stream as chat
 from tests.ai import test_responses_stream as responses
 from tests.ai.stream_checks import check_grammar
 from tests.ai.test_google_streamed_args import END, args, opening, value
+from tests.factories import bedrock_event, sse
 
 
 def assert_unfinished(events: list[Any], message: AssistantMessage, *names: str) -> None:
@@ -111,7 +112,7 @@ async def test_a_provider_error_keeps_its_own_message() -> None:
 
 
 async def test_anthropic_tool_use_without_content_block_stop() -> None:
-    body = anthropic.sse_events(
+    body = sse(
         anthropic.start(),
         anthropic.block(0, {"type": "tool_use", "id": "toolu_1", "name": "write", "input": {}}),
         anthropic.delta(0, type="input_json_delta", partial_json='{"path": "a.txt"}'),
@@ -123,7 +124,7 @@ async def test_anthropic_tool_use_without_content_block_stop() -> None:
 
 
 async def test_anthropic_max_tokens_inside_the_arguments() -> None:
-    body = anthropic.sse_events(
+    body = sse(
         anthropic.start(),
         anthropic.block(0, {"type": "text", "text": "Saving."}),
         anthropic.stop(0),
@@ -138,7 +139,7 @@ async def test_anthropic_max_tokens_inside_the_arguments() -> None:
 
 
 async def test_anthropic_stream_cut_inside_a_call() -> None:
-    body = anthropic.sse_events(
+    body = sse(
         anthropic.start(),
         anthropic.block(0, {"type": "tool_use", "id": "toolu_3", "name": "write", "input": {}}),
         anthropic.delta(0, type="input_json_delta", partial_json='{"path": "a'),
@@ -256,9 +257,9 @@ async def test_bedrock_tool_use_without_content_block_stop() -> None:
     start = {"toolUse": {"toolUseId": "tu_1", "name": "write"}}
     events, message, _ = await bedrock.run(
         [
-            bedrock.event("messageStart", {"role": "assistant"}),
-            bedrock.event("contentBlockStart", {"contentBlockIndex": 0, "start": start}),
-            bedrock.event(
+            bedrock_event("messageStart", {"role": "assistant"}),
+            bedrock_event("contentBlockStart", {"contentBlockIndex": 0, "start": start}),
+            bedrock_event(
                 "contentBlockDelta",
                 {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"path": "a.txt"}'}}},
             ),

@@ -16,7 +16,8 @@ from tau.ai import (
     stream,
 )
 from tau.ai.local_models import default_local_model, embedded_gguf, local_model
-from tau.ai.providers import llama_cpp as provider
+from tau.ai.providers.llama_cpp import generate
+from tau.ai.providers.llama_cpp import request as provider
 from tests.ai.stream_checks import check_grammar
 from tests.local.conftest import run_without
 
@@ -37,7 +38,7 @@ async def _collect(context: Context, **options):  # type: ignore[no-untyped-def]
 
 def _loaded():  # type: ignore[no-untyped-def]
     model = default_local_model()
-    return provider._load(embedded_gguf(), model.context_window)
+    return generate.load(embedded_gguf(), model.context_window)
 
 
 async def test_text_streams_with_the_models_own_token_counts() -> None:

@@ -7,7 +7,6 @@
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
 * :class:`RunObserver`, :func:`set_run_observer` — the seam tracing (``tau.telemetry``) uses.
-* :func:`stream_proxy` — an LLM call through a tau proxy server (``tau.agent.proxy_server``).
 * :class:`UsageLimits`, :class:`RunUsage` — how much a run may use, and what it used
   (``Agent(usage_limits=..., fallback_models=[...])``; see :mod:`tau.agent.usage`).
 * :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
@@ -45,6 +44,7 @@ from tau.agent.messages import (
     default_convert_to_llm,
     dump_agent_message,
     load_agent_message,
+    message_role,
     register_message_type,
     registered_message_types,
     unregister_message_type,
@@ -56,7 +56,6 @@ from tau.agent.observe import (
     get_run_observer,
     set_run_observer,
 )
-from tau.agent.proxy import stream_proxy
 from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,
@@ -137,12 +136,12 @@ __all__ = [
     "event_to_json",
     "get_run_observer",
     "load_agent_message",
+    "message_role",
     "register_message_type",
     "registered_message_types",
     "run_agent_loop",
     "run_agent_loop_continue",
     "set_run_observer",
-    "stream_proxy",
     "tool_from_function",
     "unregister_message_type",
 ]

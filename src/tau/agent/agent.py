@@ -82,19 +82,20 @@ from tau.agent.types import (
     TransformContext,
 )
 from tau.agent.usage import RunUsage, UsageLimits
-from tau.ai import fallback_stream_fn
-from tau.ai.abort import AbortController
-from tau.ai.builder import ABORTED_MESSAGE, describe_error
-from tau.ai.options import PayloadHook
-from tau.ai.types import (
+from tau.ai import (
+    ABORTED_MESSAGE,
+    AbortController,
     AssistantMessage,
     ImageContent,
     Model,
+    PayloadHook,
     StopReason,
     TextContent,
     ThinkingBudgets,
     UserContent,
     UserMessage,
+    describe_error,
+    fallback_stream_fn,
 )
 
 __all__ = ["Agent", "AgentListener", "AgentState", "QueueMode", "RunResult"]
@@ -295,23 +296,22 @@ class Agent:
 
     async def _process_event(self, event: AgentEvent) -> None:
         state = self._state
-        kind = event.type
-        if kind == "message_update" or kind == "message_start":
-            state.stream_message = event.message  # type: ignore[union-attr]
-        elif kind == "message_end":
+        if event.type == "message_update" or event.type == "message_start":
+            state.stream_message = event.message
+        elif event.type == "message_end":
             state.stream_message = None
-            state.messages.append(event.message)  # type: ignore[union-attr]
-        elif kind == "tool_execution_start":
-            state.pending_tool_calls.add(event.tool_call_id)  # type: ignore[union-attr]
-        elif kind == "tool_execution_end":
-            state.pending_tool_calls.discard(event.tool_call_id)  # type: ignore[union-attr]
-        elif kind == "turn_end":
-            message = event.message  # type: ignore[union-attr]
+            state.messages.append(event.message)
+        elif event.type == "tool_execution_start":
+            state.pending_tool_calls.add(event.tool_call_id)
+        elif event.type == "tool_execution_end":
+            state.pending_tool_calls.discard(event.tool_call_id)
+        elif event.type == "turn_end":
+            message = event.message
             if isinstance(message, AssistantMessage) and message.error_message:
                 state.error = message.error_message
-        elif kind == "agent_end":
+        elif event.type == "agent_end":
             state.stream_message = None
-            self._run_messages = event.messages  # type: ignore[union-attr]
+            self._run_messages = event.messages
             controller = self._controller
             if controller is not None and controller.signal.aborted and state.error is None:
                 state.error = controller.signal.reason or ABORTED_MESSAGE

@@ -31,17 +31,32 @@ Provider events are written without their redundant ``partial``.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 from pydantic_core import to_jsonable_python
 
 from tau.agent.messages import AgentMessage, dump_agent_message
 from tau.agent.tools import AgentToolResult
 from tau.agent.usage import RunUsage
-from tau.ai import FailedAttempt
-from tau.ai.events import AssistantMessageEvent
-from tau.ai.serialization import dump_content, dump_message
-from tau.ai.types import AssistantMessage, ToolResultMessage
+from tau.ai import (
+    AssistantMessage,
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    FailedAttempt,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    ToolResultMessage,
+    dump_content,
+    dump_message,
+)
 
 __all__ = [
     "AGENT_EVENT_TYPES",
@@ -277,25 +292,25 @@ def dump_tool_result(result: AgentToolResult) -> dict[str, Any]:
 
 def dump_assistant_event(event: AssistantMessageEvent) -> dict[str, Any]:
     """A provider event as pi JSON, without ``partial`` (terminal events keep their message)."""
-    kind = event.type
-    out: dict[str, Any] = {"type": kind}
-    if kind == "start":
-        return out
-    if kind == "done":
-        out["reason"] = event.reason  # type: ignore[union-attr]
-        out["message"] = dump_message(event.message)  # type: ignore[union-attr]
-        return out
-    if kind == "error":
-        out["reason"] = event.reason  # type: ignore[union-attr]
-        out["error"] = dump_message(event.error)  # type: ignore[union-attr]
-        return out
-    out["contentIndex"] = event.content_index  # type: ignore[union-attr]
-    if kind.endswith("_delta"):
-        out["delta"] = event.delta  # type: ignore[union-attr]
-    elif kind == "toolcall_end":
-        out["toolCall"] = dump_content(event.tool_call)  # type: ignore[union-attr]
-    elif kind.endswith("_end"):
-        out["content"] = event.content  # type: ignore[union-attr]
+    out: dict[str, Any] = {"type": event.type}
+    match event:
+        case TextDeltaEvent() | ThinkingDeltaEvent() | ToolCallDeltaEvent():
+            out["contentIndex"] = event.content_index
+            out["delta"] = event.delta
+        case TextStartEvent() | ThinkingStartEvent() | ToolCallStartEvent():
+            out["contentIndex"] = event.content_index
+        case TextEndEvent() | ThinkingEndEvent():
+            out["contentIndex"] = event.content_index
+            out["content"] = event.content
+        case ToolCallEndEvent():
+            out["contentIndex"] = event.content_index
+            out["toolCall"] = dump_content(event.tool_call)
+        case DoneEvent():
+            out["reason"] = event.reason
+            out["message"] = dump_message(event.message)
+        case ErrorEvent():
+            out["reason"] = event.reason
+            out["error"] = dump_message(event.error)
     return out
 
 
@@ -343,7 +358,7 @@ def dump_event(event: AgentEvent, *, compact: bool = False) -> dict[str, Any]:
         out["isError"] = event.is_error
     if isinstance(event, MessageStartEvent | MessageEndEvent | TurnEndEvent | AgentEndEvent):
         # Tool-result details are app data and may hold values JSON cannot.
-        return _jsonable(out)  # type: ignore[no-any-return]
+        return cast(dict[str, Any], _jsonable(out))
     return out
 
 

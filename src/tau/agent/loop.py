@@ -6,6 +6,9 @@ outer loop asks for follow-up messages and, if there are any, runs more turns. E
 goes through ``transform_context`` and then ``convert_to_llm``, after the config's
 ``tool_sources`` (MCP servers) were asked for their current tools.
 
+The tool calls of a turn are run by :class:`~tau.agent.tool_batch.ToolBatch`, which the run
+inherits.
+
 Entry points: :func:`agent_loop` / :func:`agent_loop_continue` return an
 :class:`~tau.ai.EventStream` (observational: the run never waits for the consumer), while
 :func:`run_agent_loop` / :func:`run_agent_loop_continue` await an ``emit`` sink for every event
@@ -53,7 +56,7 @@ import dataclasses
 import inspect
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from tau.agent.events import (
@@ -64,40 +67,46 @@ from tau.agent.events import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    ToolExecutionUpdateEvent,
     TurnEndEvent,
     TurnStartEvent,
 )
 from tau.agent.messages import AgentMessage, message_role
 from tau.agent.observe import RunInfo, RunObservation, resolve_run_observer
-from tau.agent.tool_sources import gather_tools
-from tau.agent.tools import (
-    AgentTool,
-    AgentToolResult,
-    as_tool_result,
-    error_tool_result,
-    run_tool,
+from tau.agent.tool_batch import (
+    ABORTED_TOOL_MESSAGE,
+    BLOCKED_MESSAGE,
+    SKIPPED_MESSAGE,
+    SinkError,
+    ToolBatch,
+    invoke,
 )
+from tau.agent.tool_sources import gather_tools
 from tau.agent.types import (
-    AfterToolCallContext,
-    AfterToolCallResult,
     AgentContext,
     AgentEventSink,
     AgentLoopConfig,
-    BeforeToolCallContext,
-    BeforeToolCallResult,
     GetMessages,
     StreamFn,
 )
 from tau.agent.usage import UsageGuard
-from tau.ai import FailedAttempt, FallbackEventStream
-from tau.ai.abort import AbortController, AbortedError, AbortSignal
-from tau.ai.builder import ABORTED_MESSAGE, ProviderError, describe_error
-from tau.ai.event_stream import AssistantMessageEventStream, EventStream
-from tau.ai.events import DoneEvent, ErrorEvent
-from tau.ai.types import AssistantMessage, Context, StopReason, ToolCall, ToolResultMessage
+from tau.ai import (
+    ABORTED_MESSAGE,
+    AbortController,
+    AbortedError,
+    AbortSignal,
+    AssistantMessage,
+    AssistantMessageEventStream,
+    Context,
+    DoneEvent,
+    ErrorEvent,
+    EventStream,
+    FailedAttempt,
+    FallbackEventStream,
+    ProviderError,
+    StopReason,
+    ToolResultMessage,
+    describe_error,
+)
 
 __all__ = [
     "ABORTED_TOOL_MESSAGE",
@@ -110,9 +119,6 @@ __all__ = [
     "run_agent_loop_continue",
 ]
 
-SKIPPED_MESSAGE = "Skipped due to queued user message."
-BLOCKED_MESSAGE = "Tool execution was blocked"
-ABORTED_TOOL_MESSAGE = "Operation aborted"
 NO_TERMINAL_MESSAGE = "the stream function's stream ended without a done or error event"
 
 _log = logging.getLogger("tau.agent")
@@ -121,32 +127,6 @@ T = TypeVar("T")
 
 class AgentError(RuntimeError):
     """A call that the agent's current state does not allow (continue from nothing, busy…)."""
-
-
-class _SinkError(Exception):
-    """The event sink raised; carries the sink's exception as ``__cause__``."""
-
-
-async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    result = fn(*args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
-def _describe_failure(exc: BaseException) -> str:
-    # A BaseException that is not an Exception is named, so "3" reads as "SystemExit: 3".
-    if isinstance(exc, Exception):
-        return describe_error(exc)
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _check_hook_result(hook: str, value: object, expected: type) -> None:
-    if value is not None and not isinstance(value, expected):
-        raise TypeError(
-            f"{hook} must return {expected.__name__} or None, not {type(value).__name__}"
-        )
 
 
 def ended_in_failure(message: AgentMessage) -> bool:
@@ -162,34 +142,7 @@ def _check_continue(context: AgentContext) -> None:
         raise AgentError("Cannot continue from message role: assistant")
 
 
-class _Prepared:
-    """A tool call that passed lookup, validation and ``before_tool_call``."""
-
-    __slots__ = ("args", "call", "finished", "task", "tool", "updates")
-
-    def __init__(self, call: ToolCall, tool: AgentTool, args: Any) -> None:
-        self.call = call
-        self.tool = tool
-        self.args = args
-        self.finished = False
-        self.updates: asyncio.Task[None] | None = None
-        self.task: asyncio.Task[tuple[AgentToolResult, bool]] | None = None
-
-
-class _Outcome:
-    """A tool call decided without running it (not found, invalid, blocked, skipped…)."""
-
-    __slots__ = ("call", "result")
-
-    def __init__(self, call: ToolCall, message: str) -> None:
-        self.call = call
-        self.result = error_tool_result(message)
-
-
-_Slot = _Prepared | _Outcome
-
-
-class _Run:
+class _Run(ToolBatch):
     """One run's state; :meth:`run` drives it from ``agent_start`` to ``agent_end``."""
 
     def __init__(
@@ -240,29 +193,16 @@ class _Run:
     # ----------------------------------------------------------------------- emitting
 
     async def emit(self, event: AgentEvent) -> None:
-        kind = event.type
-        if kind == "message_start":
-            self.open_message = event.message  # type: ignore[union-attr]
-        elif kind == "message_end":
+        if event.type == "message_start":
+            self.open_message = event.message
+        elif event.type == "message_end":
             self.open_message = None
         try:
             result = self.sink(event)
             if result is not None and inspect.isawaitable(result):
                 await result
         except Exception as exc:
-            raise _SinkError(describe_error(exc)) from exc
-
-    async def emit_deferring(self, event: AgentEvent) -> None:
-        # Inside a tool batch a failing sink must not leave calls without results: remember
-        # the failure, finish the batch, and end the run after its turn_end.
-        try:
-            await self.emit(event)
-        except _SinkError as exc:
-            self.defer(exc)
-
-    def defer(self, exc: BaseException) -> None:
-        if self.deferred is None:
-            self.deferred = exc
+            raise SinkError(describe_error(exc)) from exc
 
     def agent_end(self) -> AgentEndEvent:
         return AgentEndEvent(self.new_messages, self.guard.usage.copy())
@@ -305,7 +245,7 @@ class _Run:
     async def poll(self, callback: GetMessages | None) -> list[AgentMessage]:
         if callback is None:
             return []
-        messages = await _call(callback)
+        messages = await invoke(callback)
         return list(messages) if messages else []
 
     async def run_loop(self) -> None:
@@ -368,7 +308,7 @@ class _Run:
 
     async def fail(self, exc: BaseException) -> None:
         """End the run after an unexpected failure, with a well-formed event sequence."""
-        cause = exc.__cause__ if isinstance(exc, _SinkError) else exc
+        cause = exc.__cause__ if isinstance(exc, SinkError) else exc
         model = self.config.model
         message = AssistantMessage(
             content=[],
@@ -397,7 +337,7 @@ class _Run:
         for event in events:
             try:
                 await self.emit(event)
-            except _SinkError as err:
+            except SinkError as err:
                 sink_failure = sink_failure or err.__cause__ or err
         if sink_failure is not None:
             # The sink keeps failing: there is nobody left to tell but the caller.
@@ -419,8 +359,8 @@ class _Run:
                 self.context.tools = await gather_tools(self.fixed_tools, config.tool_sources)
             view: Sequence[AgentMessage] = messages
             if config.transform_context is not None:
-                view = await _call(config.transform_context, list(messages), self.signal)
-            llm_messages = await _call(config.convert_to_llm, list(view))
+                view = await invoke(config.transform_context, list(messages), self.signal)
+            llm_messages = await invoke(config.convert_to_llm, list(view))
             llm_context = Context(
                 messages=list(llm_messages),
                 system_prompt=self.context.system_prompt or None,
@@ -428,7 +368,7 @@ class _Run:
             )
             api_key = None
             if config.get_api_key is not None:
-                api_key = await _call(config.get_api_key, config.model.provider)
+                api_key = await invoke(config.get_api_key, config.model.provider)
             options = self.options
             api_key = api_key or config.api_key
             if api_key:
@@ -478,7 +418,7 @@ class _Run:
                 raise ProviderError(NO_TERMINAL_MESSAGE)
         except Exception as exc:
             # A failing sink (a listener) ends the message the same way a failing provider does.
-            cause = exc.__cause__ if isinstance(exc, _SinkError) and exc.__cause__ else exc
+            cause = exc.__cause__ if isinstance(exc, SinkError) and exc.__cause__ else exc
             aborted = self.signal.aborted or isinstance(cause, AbortedError)
             reason: StopReason = "aborted" if aborted else "error"
             if partial is None:
@@ -506,212 +446,6 @@ class _Run:
         model = self.config.model
         return AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
 
-    # ----------------------------------------------------------------------- tools
-
-    async def execute_tool_calls(
-        self, message: AssistantMessage, calls: list[ToolCall]
-    ) -> tuple[list[ToolResultMessage], list[AgentMessage] | None]:
-        self.guard.begin_tool_batch(len(calls))
-        try:
-            if self.config.tool_execution == "sequential":
-                return await self.run_sequential(message, calls)
-            return await self.run_parallel(message, calls)
-        finally:
-            for task in self.running:
-                task.cancel()
-
-    async def poll_steering_in_batch(self) -> list[AgentMessage]:
-        try:
-            return await self.poll(self.config.get_steering_messages)
-        except Exception as exc:
-            self.defer(exc)
-            return []
-
-    async def run_sequential(
-        self, message: AssistantMessage, calls: list[ToolCall]
-    ) -> tuple[list[ToolResultMessage], list[AgentMessage] | None]:
-        results: list[ToolResultMessage] = []
-        steering: list[AgentMessage] | None = None
-        for index, call in enumerate(calls):
-            await self.emit_deferring(ToolExecutionStartEvent(call.id, call.name, call.arguments))
-            slot = await self.prepare(message, call)
-            if isinstance(slot, _Prepared):
-                self.start(slot)
-            results.append(await self.finish(message, slot))
-            if self.config.get_steering_messages is not None:
-                steering = await self.poll_steering_in_batch()
-                if steering:
-                    for later in calls[index + 1 :]:
-                        await self.emit_deferring(
-                            ToolExecutionStartEvent(later.id, later.name, later.arguments)
-                        )
-                        results.append(await self.finish(message, _Outcome(later, SKIPPED_MESSAGE)))
-                    break
-        return results, steering or None
-
-    async def run_parallel(
-        self, message: AssistantMessage, calls: list[ToolCall]
-    ) -> tuple[list[ToolResultMessage], list[AgentMessage] | None]:
-        slots: list[_Slot] = []
-        steering: list[AgentMessage] | None = None
-        polls = self.config.get_steering_messages is not None
-        for index, call in enumerate(calls):
-            await self.emit_deferring(ToolExecutionStartEvent(call.id, call.name, call.arguments))
-            slots.append(await self.prepare(message, call))
-            if polls:
-                steering = await self.poll_steering_in_batch()
-                if steering:
-                    # Nothing has run yet: skip every call, announcing the later ones.
-                    slots = [_Outcome(slot.call, SKIPPED_MESSAGE) for slot in slots]
-                    for later in calls[index + 1 :]:
-                        await self.emit_deferring(
-                            ToolExecutionStartEvent(later.id, later.name, later.arguments)
-                        )
-                        slots.append(_Outcome(later, SKIPPED_MESSAGE))
-                    break
-        for slot in slots:
-            if isinstance(slot, _Prepared):
-                self.start(slot)
-        results = [await self.finish(message, slot) for slot in slots]
-        if polls and not steering:
-            steering = await self.poll_steering_in_batch()
-        return results, steering or None
-
-    async def prepare(self, message: AssistantMessage, call: ToolCall) -> _Slot:
-        if self.signal.aborted:
-            return _Outcome(call, ABORTED_TOOL_MESSAGE)
-        refusal = self.guard.admit_tool_call()
-        if refusal is not None:
-            return _Outcome(call, refusal)
-        tool = next((t for t in self.context.tools or () if t.name == call.name), None)
-        if tool is None:
-            return _Outcome(call, f"Tool {call.name} not found")
-        try:
-            raw = call.arguments
-            arguments = tool.prepare_arguments(raw)
-            if inspect.isawaitable(arguments):
-                arguments = await arguments
-            target = call
-            if arguments is not raw:
-                if not isinstance(arguments, dict):
-                    raise TypeError(
-                        f"prepare_arguments of tool {tool.name!r} must return a dict, "
-                        f"not {type(arguments).__name__}"
-                    )
-                target = ToolCall(call.id, call.name, arguments, call.thought_signature)
-            args = _validate(tool, target)
-            hook = self.config.before_tool_call
-            if hook is not None:
-                decision = await _call(
-                    hook, BeforeToolCallContext(message, call, args, self.context), self.signal
-                )
-                _check_hook_result("before_tool_call", decision, BeforeToolCallResult)
-                if decision is not None and decision.block:
-                    return _Outcome(call, decision.reason or BLOCKED_MESSAGE)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            return _Outcome(call, _describe_failure(exc))
-        return _Prepared(call, tool, args)
-
-    def start(self, prepared: _Prepared) -> None:
-        if self.signal.aborted:
-            return
-        task = self.loop.create_task(self.execute(prepared))
-        prepared.task = task
-        self.running.add(task)
-        task.add_done_callback(self.running.discard)
-
-    async def execute(self, prepared: _Prepared) -> tuple[AgentToolResult, bool]:
-        call = prepared.call
-
-        def on_update(partial: object) -> None:
-            if threading.get_ident() != self.loop_thread:
-                self.loop.call_soon_threadsafe(on_update, partial)
-                return
-            if prepared.finished:
-                return
-            event = ToolExecutionUpdateEvent(
-                call.id, call.name, call.arguments, as_tool_result(partial)
-            )
-            prepared.updates = self.loop.create_task(self._chain(prepared.updates, event))
-
-        try:
-            work: Awaitable[Any] = run_tool(
-                prepared.tool, call.id, prepared.args, self.signal, on_update
-            )
-            if self.observation is not None:
-                work = self.observation.execute_tool(call, work)
-            value = await work
-            return as_tool_result(value), False
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            return error_tool_result(_describe_failure(exc)), True
-        finally:
-            prepared.finished = True
-
-    async def _chain(self, previous: asyncio.Task[None] | None, event: AgentEvent) -> None:
-        # Updates of one call are delivered in order, each after the one before.
-        if previous is not None:
-            await asyncio.wait([previous])
-        await self.emit_deferring(event)
-
-    async def finish(self, message: AssistantMessage, slot: _Slot) -> ToolResultMessage:
-        call = slot.call
-        if isinstance(slot, _Outcome):
-            return await self._emit_result(call, slot.result, True)
-        task = slot.task
-        if task is None:
-            result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
-        else:
-            if not task.done():
-                await asyncio.wait([task])
-            if task.cancelled():
-                slot.finished = True
-                result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
-            else:
-                result, is_error = task.result()
-        if slot.updates is not None and not slot.updates.done():
-            await asyncio.wait([slot.updates])
-        hook = self.config.after_tool_call
-        if hook is not None:
-            try:
-                override = await _call(
-                    hook,
-                    AfterToolCallContext(message, call, slot.args, result, is_error, self.context),
-                    self.signal,
-                )
-                _check_hook_result("after_tool_call", override, AfterToolCallResult)
-            except asyncio.CancelledError:
-                raise
-            except BaseException as exc:
-                result, is_error = error_tool_result(_describe_failure(exc)), True
-            else:
-                if override is not None:
-                    result = AgentToolResult(
-                        override.content if override.content is not None else result.content,
-                        override.details if override.details is not None else result.details,
-                    )
-                    if override.is_error is not None:
-                        is_error = override.is_error
-        return await self._emit_result(call, result, is_error)
-
-    async def _emit_result(
-        self, call: ToolCall, result: AgentToolResult, is_error: bool
-    ) -> ToolResultMessage:
-        await self.emit_deferring(ToolExecutionEndEvent(call.id, call.name, result, is_error))
-        message = ToolResultMessage(
-            tool_call_id=call.id,
-            tool_name=call.name,
-            content=result.content,
-            is_error=is_error,
-            details=result.details,
-        )
-        await self.emit_deferring(MessageStartEvent(message))
-        await self.emit_deferring(MessageEndEvent(message))
-        return message
-
     # ----------------------------------------------------------------------- abort
 
     def _on_abort_threadsafe(self) -> None:
@@ -735,16 +469,9 @@ class _Run:
 
 
 def _default_stream_fn(model: Any, context: Context, **options: Any) -> Any:
-    from tau.ai.entry import stream_simple
+    from tau.ai import stream_simple
 
     return stream_simple(model, context, **options)
-
-
-def _validate(tool: AgentTool, call: ToolCall) -> Any:
-    # Imported on first use: jsonschema-rs is not needed to import tau.agent.
-    from tau.ai.utils.validation import validate_tool_arguments
-
-    return validate_tool_arguments(tool, call)
 
 
 def _is_agent_end(event: AgentEvent) -> bool:

@@ -26,8 +26,15 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, TypeAdapter
 
-from tau.ai.serialization import SerializationError, dump_message, load_message
-from tau.ai.types import AssistantMessage, Message, ToolResultMessage, UserMessage
+from tau.ai import (
+    AssistantMessage,
+    Message,
+    SerializationError,
+    ToolResultMessage,
+    UserMessage,
+    dump_message,
+    load_message,
+)
 
 __all__ = [
     "LLM_ROLES",

@@ -40,8 +40,7 @@ from typing import Any, TypeAlias, overload
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from tau.ai.abort import AbortSignal
-from tau.ai.types import ImageContent, TextContent, Tool, UserContent
+from tau.ai import AbortSignal, ImageContent, TextContent, Tool, UserContent
 
 __all__ = [
     "AgentTool",

@@ -15,10 +15,10 @@ from tau.agent.messages import AgentMessage, default_convert_to_llm
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool, AgentToolResult
 from tau.agent.usage import RunUsage, UsageLimits
-from tau.ai.abort import AbortSignal
-from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.types import (
+from tau.ai import (
+    AbortSignal,
     AssistantMessage,
+    AssistantMessageEventStream,
     Message,
     Model,
     ThinkingBudgets,

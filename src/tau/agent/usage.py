@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from tau.ai.types import AssistantMessage
+from tau.ai import AssistantMessage
 
 __all__ = ["LIMIT_REACHED", "RunUsage", "UsageGuard", "UsageLimitReached", "UsageLimits"]
 

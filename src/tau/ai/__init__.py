@@ -1,17 +1,22 @@
 """tau.ai: one stateless LLM call, ``(Model, Context, options) -> AssistantMessageEventStream``.
 
 Importing this package imports no provider adapter and no HTTP library; each adapter loads on
-the first call for its ``model.api``.
+the first call for its ``model.api``. The adapters' option types (``AnthropicOptions``…) are
+resolved on first use too, so naming one does not load its adapter either.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from tau.ai.abort import AbortController, AbortedError, AbortSignal
-from tau.ai.builder import (
-    MessageBuilder,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderTimeoutError,
-    launch_stream,
+from tau.ai.adapter import (
+    EventDecoder,
+    FrameDecoder,
+    ProviderRequest,
+    apply_on_payload,
+    launch_http,
+    run_http_adapter,
 )
+from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.catalog import (
     UnknownModelError,
     find_model,
@@ -28,7 +33,15 @@ from tau.ai.entry import (
     stream_simple,
     stream_sync,
 )
-from tau.ai.env_keys import get_env_api_key
+from tau.ai.env_keys import get_env_api_key, require_api_key, resolve_api_key
+from tau.ai.errors import (
+    ABORTED_MESSAGE,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    describe_error,
+    one_line,
+)
 from tau.ai.event_stream import AssistantMessageEventStream, EventStream, StreamEndedError
 from tau.ai.events import (
     AssistantMessageEvent,
@@ -62,7 +75,14 @@ from tau.ai.observe import (
     http_observer,
     set_call_observer,
 )
-from tau.ai.options import ProviderStreamOptions, SimpleStreamOptions, StreamOptions, Timeouts
+from tau.ai.options import (
+    PayloadHook,
+    SimpleStreamOptions,
+    StreamOptions,
+    Timeouts,
+    ToolChoice,
+    ToolChoiceOption,
+)
 from tau.ai.registry import (
     ApiProvider,
     UnknownApiError,
@@ -73,16 +93,20 @@ from tau.ai.registry import (
 )
 from tau.ai.serialization import (
     SerializationError,
+    dump_content,
     dump_context,
     dump_message,
     dump_model,
+    dump_usage,
     from_json,
     load_context,
     load_message,
     load_model,
+    load_usage,
     to_json,
 )
 from tau.ai.types import (
+    AssistantContent,
     AssistantMessage,
     CacheRetention,
     Context,
@@ -101,6 +125,7 @@ from tau.ai.types import (
     ToolResultMessage,
     Usage,
     UsageCost,
+    UserContent,
     UserMessage,
 )
 from tau.ai.utils.cost import calculate_cost
@@ -124,36 +149,61 @@ from tau.ai.utils.validation import (
 )
 
 __all__ = [
+    "ABORTED_MESSAGE",
     "DEFAULT_FALL_BACK_ON",
+    "INSTALL_HINT",
+    "LOCAL_PROVIDER",
     "AbortController",
     "AbortSignal",
     "AbortedError",
+    "AnthropicOptions",
+    "AnthropicSimpleOptions",
     "ApiProvider",
+    "AssistantContent",
     "AssistantMessage",
     "AssistantMessageEvent",
     "AssistantMessageEventStream",
+    "AzureOpenAIResponsesOptions",
+    "AzureOpenAIResponsesSimpleOptions",
+    "BedrockOptions",
+    "BedrockSimpleOptions",
     "CacheRetention",
     "CallObserver",
     "Context",
     "DoneEvent",
     "ErrorEvent",
+    "EventDecoder",
     "EventStream",
     "FailedAttempt",
     "FailureKind",
     "FallBackOn",
     "FallbackEventStream",
     "ForeignThinking",
+    "FrameDecoder",
+    "GoogleOptions",
+    "GoogleSimpleOptions",
+    "GoogleThinking",
+    "GoogleVertexOptions",
+    "GoogleVertexSimpleOptions",
     "HttpObserver",
     "ImageContent",
     "IncrementalJsonParser",
     "Message",
     "MessageBuilder",
     "MistralIdNormalizer",
+    "MistralOptions",
+    "MistralSimpleOptions",
     "Model",
     "ModelCost",
     "OpenAICompletionsCompat",
+    "OpenAICompletionsOptions",
+    "OpenAICompletionsSimpleOptions",
+    "OpenAIResponsesOptions",
+    "OpenAIResponsesSimpleOptions",
+    "PayloadHook",
     "ProviderConnectionError",
     "ProviderError",
+    "ProviderRequest",
     "ProviderStreamOptions",
     "ProviderTimeoutError",
     "SerializationError",
@@ -180,22 +230,32 @@ __all__ = [
     "ToolCallEndEvent",
     "ToolCallIdNormalizer",
     "ToolCallStartEvent",
+    "ToolChoice",
+    "ToolChoiceOption",
     "ToolResultMessage",
     "ToolValidationError",
     "UnknownApiError",
     "UnknownModelError",
     "Usage",
     "UsageCost",
+    "UserContent",
     "UserMessage",
+    "apply_on_payload",
     "calculate_cost",
     "classify_failure",
     "complete",
     "complete_simple",
     "complete_sync",
+    "default_local_model",
+    "describe_error",
+    "dump_content",
     "dump_context",
     "dump_message",
     "dump_model",
+    "dump_usage",
+    "embedded_gguf",
     "fallback_stream_fn",
+    "faux",
     "find_model",
     "from_json",
     "get_api_provider",
@@ -207,17 +267,24 @@ __all__ = [
     "get_providers",
     "http_observer",
     "is_context_overflow",
+    "launch_http",
     "launch_stream",
     "load_context",
     "load_message",
     "load_model",
+    "load_usage",
+    "local_model",
     "models_are_equal",
     "normalize_id_anthropic",
     "normalize_id_openai_completions",
     "normalize_id_responses",
+    "one_line",
     "overflow_patterns",
     "parse_streaming_json",
     "register_api_provider",
+    "require_api_key",
+    "resolve_api_key",
+    "run_http_adapter",
     "sanitize_surrogates",
     "set_call_observer",
     "short_hash",
@@ -230,3 +297,84 @@ __all__ = [
     "validate_tool_arguments",
     "validate_tool_call",
 ]
+
+# Names resolved on first use: each adapter's option types live beside the adapter, and
+# importing them loads no adapter (only its options module); the local-model helpers import
+# pathlib and the faux provider is an adapter, neither needed by ``import tau.ai``.
+_LAZY = {
+    "INSTALL_HINT": "tau.ai.local_models",
+    "LOCAL_PROVIDER": "tau.ai.local_models",
+    "default_local_model": "tau.ai.local_models",
+    "embedded_gguf": "tau.ai.local_models",
+    "local_model": "tau.ai.local_models",
+    "AnthropicOptions": "tau.ai.providers.anthropic.options",
+    "AnthropicSimpleOptions": "tau.ai.providers.anthropic.options",
+    "BedrockOptions": "tau.ai.providers.bedrock.options",
+    "BedrockSimpleOptions": "tau.ai.providers.bedrock.options",
+    "GoogleOptions": "tau.ai.providers.google.options",
+    "GoogleSimpleOptions": "tau.ai.providers.google.options",
+    "GoogleThinking": "tau.ai.providers.google.options",
+    "GoogleVertexOptions": "tau.ai.providers.google.options",
+    "GoogleVertexSimpleOptions": "tau.ai.providers.google.options",
+    "MistralOptions": "tau.ai.providers.mistral.options",
+    "MistralSimpleOptions": "tau.ai.providers.mistral.options",
+    "OpenAICompletionsOptions": "tau.ai.providers.openai_completions.options",
+    "OpenAICompletionsSimpleOptions": "tau.ai.providers.openai_completions.options",
+    "AzureOpenAIResponsesOptions": "tau.ai.providers.openai_responses.options",
+    "AzureOpenAIResponsesSimpleOptions": "tau.ai.providers.openai_responses.options",
+    "OpenAIResponsesOptions": "tau.ai.providers.openai_responses.options",
+    "OpenAIResponsesSimpleOptions": "tau.ai.providers.openai_responses.options",
+    "ProviderStreamOptions": "tau.ai.provider_options",
+}
+
+# Modules resolved on first use, public as a whole: ``from tau.ai import faux``.
+_LAZY_MODULES = {"faux": "tau.ai.providers.faux"}
+
+if TYPE_CHECKING:
+    from tau.ai.local_models import (
+        INSTALL_HINT,
+        LOCAL_PROVIDER,
+        default_local_model,
+        embedded_gguf,
+        local_model,
+    )
+    from tau.ai.provider_options import ProviderStreamOptions
+    from tau.ai.providers import faux
+    from tau.ai.providers.anthropic.options import AnthropicOptions, AnthropicSimpleOptions
+    from tau.ai.providers.bedrock.options import BedrockOptions, BedrockSimpleOptions
+    from tau.ai.providers.google.options import (
+        GoogleOptions,
+        GoogleSimpleOptions,
+        GoogleThinking,
+        GoogleVertexOptions,
+        GoogleVertexSimpleOptions,
+    )
+    from tau.ai.providers.mistral.options import MistralOptions, MistralSimpleOptions
+    from tau.ai.providers.openai_completions.options import (
+        OpenAICompletionsOptions,
+        OpenAICompletionsSimpleOptions,
+    )
+    from tau.ai.providers.openai_responses.options import (
+        AzureOpenAIResponsesOptions,
+        AzureOpenAIResponsesSimpleOptions,
+        OpenAIResponsesOptions,
+        OpenAIResponsesSimpleOptions,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif name in _LAZY_MODULES:
+        value = importlib.import_module(_LAZY_MODULES[name])
+    else:
+        raise AttributeError(f"module 'tau.ai' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))

@@ -9,11 +9,17 @@ aborts in the stream (never raised), and the connection closed on abort or early
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Awaitable, Callable, Mapping
+import json
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any
 
 from tau.ai.abort import AbortedError, AbortSignal
+from tau.ai.errors import ABORTED_MESSAGE as ABORTED_MESSAGE
+from tau.ai.errors import UNKNOWN_ERROR_MESSAGE as UNKNOWN_ERROR_MESSAGE
+from tau.ai.errors import ProviderConnectionError as ProviderConnectionError
+from tau.ai.errors import ProviderError as ProviderError
+from tau.ai.errors import ProviderTimeoutError as ProviderTimeoutError
+from tau.ai.errors import describe_error as describe_error
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.events import (
     DoneEvent,
@@ -31,56 +37,56 @@ from tau.ai.events import (
     ToolCallStartEvent,
 )
 from tau.ai.types import (
+    AssistantContent,
     AssistantMessage,
     Model,
     TextContent,
     ThinkingContent,
     ToolCall,
 )
-
-ABORTED_MESSAGE = "Request was aborted"
-UNKNOWN_ERROR_MESSAGE = "An unknown error occurred"
-
-
-class ProviderError(Exception):
-    """A failure an adapter reports; its text becomes the message's ``error_message``.
-
-    ``status`` is the HTTP status the provider gave for the failure, on the response or inside
-    an error event of a streamed one (None when it gave none). ``retry_after`` is how many
-    seconds the provider asked to wait before another request (its ``Retry-After``), when it
-    named a delay: a scheduler that sends many requests slows down by it.
-    """
-
-    def __init__(
-        self, *args: object, status: int | None = None, retry_after: float | None = None
-    ) -> None:
-        super().__init__(*args)
-        self.status = status
-        self.retry_after = retry_after
-
-
-class ProviderConnectionError(ProviderError):
-    """The request got no answer: no connection, or the connection broke."""
-
-
-class ProviderTimeoutError(ProviderError):
-    """Nothing arrived in time: the first byte, or the next chunk (the ``timeout`` option)."""
+from tau.ai.utils.cost import calculate_cost
 
 
 class MessageBuilder:
     """Builds the one ``partial`` message of a stream and pushes the matching events.
 
-    Blocks are addressed by their content index, so adapters may keep several open at once
-    (parallel tool calls, interleaved provider blocks).
+    Adapters address blocks by the provider's own key: an output index, a block id, whatever
+    the wire format names a block by (``None`` for "the current block" of a protocol that
+    streams one block after another). The builder opens a block on the first use of a key,
+    maps keys to content indexes, and applies the rules every protocol shares:
+
+    * a key names one open block; a delta of another kind for it (text after thinking under
+      ``None``, as chat completions streams them) closes that block and opens a new one;
+    * opening a tool call closes the block under ``None`` (a call ends the text before it);
+    * ``start=False`` appends only to a block the key already opened (protocols that announce
+      every block, where a delta for anything else is ignored); the method then returns None.
+
+    Blocks can also be addressed by content index (``open_text``/``text_delta``/…), the
+    primitives the keyed methods are built on.
 
     A tool call is finished only when its adapter closes it, as the wire format marks the end
     of a call, and its streamed JSON text is then complete. One that is not (the provider
     never closed it, or the text stops inside a value, as a response cut by a token limit
     leaves it) never gets a ``toolcall_end``: the stream ends with an ``error`` event naming
     it, so nobody runs a call the model did not finish.
+
+    The cost is computed once, when the stream ends (:meth:`done` or :meth:`fail`), from
+    ``message.usage`` and the model's prices times :attr:`cost_multiplier`.
     """
 
-    __slots__ = ("_cut", "_open", "_push", "_started", "message", "model", "stream")
+    __slots__ = (
+        "_calls",
+        "_cut",
+        "_open",
+        "_push",
+        "_started",
+        "_texts",
+        "_thoughts",
+        "cost_multiplier",
+        "message",
+        "model",
+        "stream",
+    )
 
     def __init__(self, model: Model, stream: AssistantMessageEventStream) -> None:
         self.model = model
@@ -93,6 +99,13 @@ class MessageBuilder:
         self._open: set[int] = set()
         # Calls whose adapter closed them while their JSON text stopped inside a value.
         self._cut: set[int] = set()
+        # The provider's key of each open block -> (its content index, the block), by kind.
+        self._texts: dict[Hashable, tuple[int, TextContent]] = {}
+        self._thoughts: dict[Hashable, tuple[int, ThinkingContent]] = {}
+        self._calls: dict[Hashable, tuple[int, ToolCall]] = {}
+        self.cost_multiplier: float | None = 1.0
+        """The factor on the model's prices (a service tier's); None when ``usage.cost``
+        arrives already computed (a proxy relays its server's) and is kept as it is."""
 
     @property
     def started(self) -> bool:
@@ -114,6 +127,140 @@ class MessageBuilder:
         """Keep the provider's response id (the first non-empty string given)."""
         if self.message.response_id is None and isinstance(value, str) and value:
             self.message.response_id = value
+
+    # ----------------------------------------------------------------------- blocks by key
+
+    def text(
+        self,
+        key: Hashable,
+        delta: str,
+        *,
+        signature: str | None = None,
+        start: bool = True,
+    ) -> int | None:
+        """Append ``delta`` to the text block ``key`` names; returns its content index.
+
+        ``signature`` is the ``text_signature`` of a block this call opens (to change an open
+        block's, use :meth:`block`).
+        """
+        entry = self._texts.get(key)
+        if entry is None:
+            if not start:
+                return None
+            self._release(key)
+            index = self.open_text(signature)
+            block = self.message.content[index]
+            assert isinstance(block, TextContent)
+            entry = self._texts[key] = (index, block)
+        if delta:
+            entry[1].append(delta)
+            self._push(TextDeltaEvent(entry[0], delta, self.message))
+        return entry[0]
+
+    def thinking(
+        self,
+        key: Hashable,
+        delta: str,
+        *,
+        signature: str | None = None,
+        redacted: bool = False,
+        start: bool = True,
+    ) -> int | None:
+        """Append ``delta`` to the thinking block ``key`` names; returns its content index.
+
+        ``signature`` is the ``thinking_signature`` and ``redacted`` the flag of a block this
+        call opens (to change an open block's, use :meth:`block`).
+        """
+        entry = self._thoughts.get(key)
+        if entry is None:
+            if not start:
+                return None
+            self._release(key)
+            index = self.open_thinking(signature, redacted=redacted)
+            block = self.message.content[index]
+            assert isinstance(block, ThinkingContent)
+            entry = self._thoughts[key] = (index, block)
+        if delta:
+            entry[1].append(delta)
+            self._push(ThinkingDeltaEvent(entry[0], delta, self.message))
+        return entry[0]
+
+    def tool_call(
+        self,
+        key: Hashable,
+        *,
+        id: str = "",
+        name: str = "",
+        args_delta: str = "",
+        arguments: dict[str, Any] | None = None,
+        thought_signature: str | None = None,
+        start: bool = True,
+    ) -> int | None:
+        """Append ``args_delta`` (a fragment of the arguments' JSON text) to the call ``key``
+        names, opening it with ``id``, ``name`` and ``thought_signature`` on first use.
+
+        ``arguments`` is a call that arrived whole: it opens, streams its JSON as one delta and
+        closes at once. Returns the call's content index.
+        """
+        entry = self._calls.get(key)
+        if entry is None:
+            if not start:
+                return None
+            self._release(key)
+            self._release(None)
+            index = self.open_tool_call(id, name, thought_signature=thought_signature)
+            block = self.message.content[index]
+            assert isinstance(block, ToolCall)
+            if arguments is not None:
+                block.arguments = arguments
+                self._push(ToolCallDeltaEvent(index, json.dumps(arguments), self.message))
+                self.close_tool_call(index, arguments)
+                return index
+            entry = self._calls[key] = (index, block)
+        if args_delta:
+            entry[1].feed_arguments(args_delta)
+            self._push(ToolCallDeltaEvent(entry[0], args_delta, self.message))
+        return entry[0]
+
+    def block(self, key: Hashable) -> AssistantContent | None:
+        """The open block ``key`` names (to change its signature, name or id), or None."""
+        entry: tuple[int, AssistantContent] | None = self._texts.get(key)
+        if entry is None:
+            entry = self._thoughts.get(key) or self._calls.get(key)
+        return None if entry is None else entry[1]
+
+    def close(self, key: Hashable, arguments: dict[str, Any] | None = None) -> None:
+        """Close the block ``key`` names (nothing if none is open); a later use opens anew.
+
+        For a tool call, ``arguments`` are its final arguments; without them, the parse of the
+        streamed JSON text, and text that stops inside a value leaves the call unfinished.
+        """
+        call = self._calls.pop(key, None)
+        if call is not None:
+            self.close_tool_call(call[0], arguments)
+        else:
+            self._release(key)
+
+    def close_calls(self) -> None:
+        """Close every open tool call, in content order (the end of a response ends them all,
+        in protocols that mark no end per call)."""
+        calls, self._calls = self._calls, {}
+        for index, _ in sorted(calls.values(), key=_first):
+            self.close_tool_call(index)
+
+    def _release(self, key: Hashable) -> None:
+        # ``key`` is about to name a new block (or is done): the one it named is over.
+        text = self._texts.pop(key, None)
+        if text is not None:
+            self.close_text(text[0])
+            return
+        thought = self._thoughts.pop(key, None)
+        if thought is not None:
+            self.close_thinking(thought[0])
+            return
+        call = self._calls.pop(key, None)
+        if call is not None:
+            self.close_tool_call(call[0])
 
     # ----------------------------------------------------------------------- text
 
@@ -205,25 +352,6 @@ class MessageBuilder:
         self._open.discard(index)
         self._push(ToolCallEndEvent(index, block, self.message))
 
-    def tool_call(
-        self,
-        id: str,
-        name: str,
-        arguments: dict[str, Any],
-        *,
-        thought_signature: str | None = None,
-    ) -> int:
-        """A call whose arguments arrived whole: start, one delta with the JSON, end."""
-        import json
-
-        index = self.open_tool_call(id, name, thought_signature=thought_signature)
-        block = self.message.content[index]
-        assert isinstance(block, ToolCall)
-        block.arguments = arguments
-        self._push(ToolCallDeltaEvent(index, json.dumps(arguments), self.message))
-        self.close_tool_call(index, arguments)
-        return index
-
     # ----------------------------------------------------------------------- ending
 
     def close_block(self, index: int) -> None:
@@ -263,6 +391,7 @@ class MessageBuilder:
             return
         self.start()
         self.close_all()
+        self._price()
         self._push(DoneEvent(reason, msg))
 
     def fail(
@@ -284,7 +413,16 @@ class MessageBuilder:
         reason: ErrorReason = "aborted" if aborted else "error"
         msg.stop_reason = reason
         msg.error_message = error_message
+        self._price()
         self._push(ErrorEvent(reason, msg, cause))
+
+    def _price(self) -> None:
+        if self.cost_multiplier is not None:
+            calculate_cost(self.model, self.message.usage, self.cost_multiplier)
+
+
+def _first(entry: tuple[int, object]) -> int:
+    return entry[0]
 
 
 def _unfinished_calls_message(calls: list[ToolCall], reason: str) -> str:
@@ -294,32 +432,6 @@ def _unfinished_calls_message(calls: list[ToolCall], reason: str) -> str:
         f"The response ended (stop reason {reason!r}) inside tool call{plural} {names}: "
         "the arguments never closed, so the call was not finished"
     )
-
-
-async def apply_on_payload(
-    options: Mapping[str, Any], payload: dict[str, Any], model: Model
-) -> dict[str, Any]:
-    """Run the ``on_payload`` hook (sync or async); a returned dict replaces the payload.
-
-    An exception in the hook propagates, so it ends the stream as an ``error`` event.
-    """
-    hook = options.get("on_payload")
-    if hook is None:
-        return payload
-    result = hook(payload, model)
-    if inspect.isawaitable(result):
-        result = await result
-    if result is None:
-        return payload
-    if not isinstance(result, dict):
-        raise ProviderError(f"on_payload must return a dict or None, not {type(result).__name__}")
-    return result
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line message for an exception: its text, else its type name."""
-    text = str(exc).strip()
-    return text if text else type(exc).__name__
 
 
 Runner = Callable[[MessageBuilder], Awaitable[None]]

@@ -13,16 +13,20 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Mapping
 from concurrent.futures import Future
-from typing import Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from tau.ai import observe
 from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.events import AssistantMessageEvent
-from tau.ai.options import ProviderStreamOptions, SimpleStreamOptions
+from tau.ai.observe import StartCall
+from tau.ai.options import SimpleStreamOptions
 from tau.ai.registry import resolve_api_provider
 from tau.ai.types import AssistantMessage, Context, Model, UserMessage
+
+if TYPE_CHECKING:
+    from tau.ai.provider_options import ProviderStreamOptions
 
 T = TypeVar("T")
 
@@ -43,12 +47,20 @@ def stream(
 ) -> AssistantMessageEventStream:
     """Stream one response with the adapter's own options.
 
-    Raises :class:`~tau.ai.registry.UnknownApiError` if no adapter serves ``model.api``;
-    everything after that (HTTP, network, provider errors, aborts) arrives as an ``error``
+    Raises :class:`~tau.ai.registry.UnknownApiError` if no adapter serves ``model.api``, and
+    ``TypeError`` for an option that adapter does not take (a misspelt key is never silently
+    ignored); everything after that (HTTP, network, provider errors, aborts) arrives as an ``error``
     event.
     """
-    context = as_context(context)
-    start = resolve_api_provider(model.api).stream
+    provider = resolve_api_provider(model.api)
+    provider.check(options)
+    return _call(provider.stream, model, as_context(context), options)
+
+
+def _call(
+    start: StartCall, model: Model, context: Context, options: Mapping[str, Any]
+) -> AssistantMessageEventStream:
+    # What is off costs nothing: one test per call when no observer (tracing) is installed.
     observer = observe.call_observer
     if observer is None:
         return start(model, context, options)
@@ -77,13 +89,14 @@ async def complete(
 def stream_simple(
     model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
 ) -> AssistantMessageEventStream:
-    """Stream one response with the unified ``reasoning`` level mapped per provider."""
-    context = as_context(context)
-    start = resolve_api_provider(model.api).stream_simple
-    observer = observe.call_observer
-    if observer is None:
-        return start(model, context, options)
-    return observer(start, model, context, options)
+    """Stream one response with the unified ``reasoning`` level mapped per provider.
+
+    Raises :class:`~tau.ai.registry.UnknownApiError` for an api no adapter serves, and
+    ``TypeError`` for an option the adapter's ``stream_simple`` does not take.
+    """
+    provider = resolve_api_provider(model.api)
+    provider.check(options, simple=True)
+    return _call(provider.stream_simple, model, as_context(context), options)
 
 
 async def complete_simple(

@@ -1,4 +1,4 @@
-"""API keys from the environment, per provider (pi-ai-spec §8.5).
+"""API keys from the environment, per provider.
 
 Providers whose credentials are not a single key (Vertex with Application Default Credentials,
 Bedrock with the AWS credential chain) report :data:`AUTHENTICATED` when credentials are
@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from tau.ai.builder import ProviderError
+from tau.ai.errors import ProviderError
 from tau.ai.types import Model
 
 AUTHENTICATED = "<authenticated>"

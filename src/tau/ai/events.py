@@ -190,18 +190,3 @@ AssistantMessageEvent: TypeAlias = (
     | ErrorEvent
 )
 """Any of the 12 events of a streamed response."""
-
-EVENT_TYPES: tuple[str, ...] = (
-    "start",
-    "text_start",
-    "text_delta",
-    "text_end",
-    "thinking_start",
-    "thinking_delta",
-    "thinking_end",
-    "toolcall_start",
-    "toolcall_delta",
-    "toolcall_end",
-    "done",
-    "error",
-)

@@ -40,11 +40,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast, get_args
 
-from tau.ai.builder import (
+from tau.ai.errors import (
     ABORTED_MESSAGE,
     UNKNOWN_ERROR_MESSAGE,
     ProviderConnectionError,
@@ -66,6 +67,8 @@ __all__ = [
     "classify_failure",
     "fallback_stream_fn",
 ]
+
+_log = logging.getLogger("tau.ai.fallback")
 
 FailureKind: TypeAlias = Literal[
     "connection",
@@ -417,6 +420,14 @@ class _Run:
             and self.should_fall_back(attempt)
         ):
             self.out.failed_attempts.append(attempt)
+            # The provider's error text is left out: a server may echo the key it was sent.
+            _log.debug(
+                "fallback: %s failed (%s, status %s); trying %s",
+                _spec(model),
+                attempt.kind,
+                attempt.status,
+                _spec(following),
+            )
             if self.on_fallback is not None:
                 await _maybe_await(self.on_fallback(attempt))
             return False

@@ -1,9 +1,16 @@
-"""Keyword options of the entry points, as ``TypedDict``s for ``Unpack``."""
+"""Keyword options of the entry points, as ``TypedDict``s for ``Unpack``.
+
+:class:`StreamOptions` are the options every adapter takes; each adapter declares its own
+``TypedDict`` beside itself that extends them (``AnthropicOptions``…), and
+:func:`tau.ai.stream` accepts exactly the keys of the adapter its model's api names: any
+other key is a ``TypeError`` at the call, like an unknown keyword argument, naming the close
+matches (:func:`check_options`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Literal, TypeAlias, TypedDict
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeAlias, TypedDict
 
 from tau.ai.abort import AbortSignal
 from tau.ai.types import CacheRetention, Model, ThinkingBudgets, ThinkingLevel
@@ -55,43 +62,46 @@ class SimpleStreamOptions(StreamOptions, total=False):
     thinking_budgets: ThinkingBudgets
 
 
-class ProviderStreamOptions(StreamOptions, total=False):
-    """:class:`StreamOptions` plus the provider-specific options of the built-in adapters.
+ToolChoice: TypeAlias = str | dict[str, Any]
+"""``"auto"``, ``"none"``, ``"any"``/``"required"``, a tool's name, or a provider-shaped dict."""
 
-    Each adapter reads the keys it understands and ignores the rest.
+
+class ToolChoiceOption(TypedDict, total=False):
+    """The ``tool_choice`` option of the adapters that take one (each says which forms)."""
+
+    tool_choice: ToolChoice
+
+
+def option_keys(options_type: type) -> frozenset[str]:
+    """The keys a ``TypedDict`` of options declares (its bases' included)."""
+    required: frozenset[str] = getattr(options_type, "__required_keys__", frozenset())
+    optional: frozenset[str] = getattr(options_type, "__optional_keys__", frozenset())
+    return required | optional
+
+
+SIMPLE_ONLY_KEYS = option_keys(SimpleStreamOptions) - option_keys(StreamOptions)
+"""The keys ``stream_simple`` maps to provider options instead of passing them on."""
+
+
+def check_options(options: Mapping[str, Any], allowed: frozenset[str], what: str) -> None:
+    """Raise ``TypeError`` if ``options`` has a key not in ``allowed``.
+
+    ``what`` names the call (``"stream() for api 'anthropic-messages'"``); the message names
+    each unknown key and the allowed keys closest to it, so a misspelling is never silently
+    ignored.
     """
+    unknown = [key for key in options if key not in allowed]
+    if not unknown:
+        return
+    import difflib
 
-    # anthropic-messages
-    thinking_enabled: bool
-    thinking_budget_tokens: int
-    effort: Literal["low", "medium", "high", "max"]
-    interleaved_thinking: bool
-    # shared by several: "auto" | "none" | "any" | "required" | a provider-shaped dict
-    tool_choice: Any
-    # openai-completions / openai-responses / azure
-    reasoning_effort: ThinkingLevel
-    reasoning_summary: Literal["auto", "detailed", "concise"] | None
-    service_tier: str
-    azure_api_version: str
-    azure_resource_name: str
-    azure_base_url: str
-    azure_deployment_name: str
-    # google-generative-ai / google-vertex
-    thinking: dict[str, Any]
-    """``{"enabled": bool, "budget_tokens": int (-1 dynamic, 0 off), "level": "low"…}``."""
-    project: str
-    """Vertex project (else ``GOOGLE_CLOUD_PROJECT`` / ``GCLOUD_PROJECT`` / the ADC's)."""
-    location: str
-    """Vertex location, e.g. ``us-central1`` or ``global`` (else ``GOOGLE_CLOUD_LOCATION``)."""
-    stream_function_call_arguments: bool
-    """Stream function-call arguments as they are written (``streamFunctionCallArguments``);
-    ``stream_simple`` turns it on for Gemini 3 and later on Vertex AI."""
-    # mistral-conversations
-    prompt_mode: Literal["reasoning"]
-    # bedrock-converse-stream
-    region: str
-    """AWS region (else ``AWS_REGION`` / ``AWS_DEFAULT_REGION`` / the profile's / us-east-1)."""
-    profile: str
-    """AWS profile for credentials and region."""
-    thinking_budgets: ThinkingBudgets
-    reasoning: ThinkingLevel
+    problems = []
+    for key in unknown:
+        close = difflib.get_close_matches(str(key), sorted(allowed), n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        problems.append(f"{key!r}{hint}")
+    plural = "s" if len(unknown) > 1 else ""
+    raise TypeError(
+        f"{what} got unknown option{plural} {', '.join(problems)}; "
+        f"it takes: {', '.join(sorted(allowed))}"
+    )

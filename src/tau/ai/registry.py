@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from tau.ai.builder import error_stream
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.options import check_options, option_keys
 from tau.ai.types import Context, Model
 
 StreamFunction: TypeAlias = Callable[
@@ -25,12 +26,35 @@ StreamFunction: TypeAlias = Callable[
 
 @dataclass(frozen=True, slots=True)
 class ApiProvider:
-    """The two entry points of one API's adapter."""
+    """The two entry points of one API's adapter, and the options each accepts.
+
+    ``options``/``simple_options`` are the adapter's ``TypedDict``s of options; None accepts
+    any key (a custom adapter registered without them).
+    """
 
     api: str
     stream: StreamFunction
     stream_simple: StreamFunction
     source_id: str | None = None
+    options: type | None = None
+    simple_options: type | None = None
+    option_keys: frozenset[str] | None = field(default=None, init=False)
+    simple_option_keys: frozenset[str] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        for name, typed in (
+            ("option_keys", self.options),
+            ("simple_option_keys", self.simple_options),
+        ):
+            if typed is not None:
+                object.__setattr__(self, name, option_keys(typed))
+
+    def check(self, options: Mapping[str, Any], *, simple: bool = False) -> None:
+        """Raise ``TypeError`` for an option this adapter does not take."""
+        allowed = self.simple_option_keys if simple else self.option_keys
+        if allowed is not None and not allowed.issuperset(options):
+            call = "stream_simple()" if simple else "stream()"
+            check_options(options, allowed, f"{call} for api {self.api!r}")
 
 
 class UnknownApiError(LookupError):
@@ -39,15 +63,15 @@ class UnknownApiError(LookupError):
 
 # api -> (module path, extra that module needs or None)
 _BUILTIN: dict[str, tuple[str, str | None]] = {
-    "anthropic-messages": ("tau.ai.providers.anthropic", None),
-    "openai-completions": ("tau.ai.providers.openai_completions", None),
-    "openai-responses": ("tau.ai.providers.openai_responses", None),
-    "azure-openai-responses": ("tau.ai.providers.azure_openai_responses", None),
-    "google-generative-ai": ("tau.ai.providers.google", None),
-    "google-vertex": ("tau.ai.providers.google_vertex", "vertex"),
-    "mistral-conversations": ("tau.ai.providers.mistral", None),
-    "bedrock-converse-stream": ("tau.ai.providers.bedrock", "bedrock"),
-    "llama-cpp": ("tau.ai.providers.llama_cpp", "local"),
+    "anthropic-messages": ("tau.ai.providers.anthropic.adapter", None),
+    "openai-completions": ("tau.ai.providers.openai_completions.adapter", None),
+    "openai-responses": ("tau.ai.providers.openai_responses.openai", None),
+    "azure-openai-responses": ("tau.ai.providers.openai_responses.azure", None),
+    "google-generative-ai": ("tau.ai.providers.google.gemini", None),
+    "google-vertex": ("tau.ai.providers.google.vertex", "vertex"),
+    "mistral-conversations": ("tau.ai.providers.mistral.adapter", None),
+    "bedrock-converse-stream": ("tau.ai.providers.bedrock.adapter", "bedrock"),
+    "llama-cpp": ("tau.ai.providers.llama_cpp.adapter", "local"),
     "faux": ("tau.ai.providers.faux", None),
 }
 
@@ -60,13 +84,19 @@ def register_api_provider(
     stream_simple: StreamFunction | None = None,
     *,
     source_id: str | None = None,
+    options: type | None = None,
+    simple_options: type | None = None,
 ) -> None:
     """Serve ``api`` with these functions (replacing any earlier registration).
 
     ``stream_simple`` defaults to ``stream``: an adapter without provider-specific reasoning
-    options can take the simple options as they are.
+    options can take the simple options as they are. ``options`` and ``simple_options`` are
+    the ``TypedDict``s of options each takes: given, any other key is a ``TypeError`` at the
+    call; left out, every key is passed on.
     """
-    _registry[api] = ApiProvider(api, stream, stream_simple or stream, source_id)
+    _registry[api] = ApiProvider(
+        api, stream, stream_simple or stream, source_id, options, simple_options or options
+    )
 
 
 def unregister_api_providers(source_id: str) -> None:
@@ -93,7 +123,14 @@ def get_api_provider(api: str) -> ApiProvider | None:
         module = importlib.import_module(module_path)
     except ImportError as exc:
         return _missing_dependency(api, extra, exc)
-    provider = ApiProvider(api, module.stream, module.stream_simple, source_id="builtin")
+    provider = ApiProvider(
+        api,
+        module.stream,
+        module.stream_simple,
+        "builtin",
+        module.OPTIONS,
+        module.SIMPLE_OPTIONS,
+    )
     _registry[api] = provider
     return provider
 

@@ -4,6 +4,9 @@ Attribute names are Python's snake_case; the JSON form (see :mod:`tau.ai.seriali
 uses exactly pi-ai's camelCase field names and discriminator values, so a conversation saved
 by either library loads in the other.
 
+Blocks, tool calls and tools compare by value (``__eq__``), which also makes them unhashable,
+as mutable values should be.
+
 Content blocks that grow while a response streams (text, thinking, tool-call arguments) keep
 their growth in an internal chunk list and join it only when read, so building a message of
 any size stays linear however many deltas it arrives in.
@@ -13,12 +16,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Never, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from typing_extensions import TypeVar
 
     from tau.ai.utils.partial_json import IncrementalJsonParser
+
+    Unset = TypeVar("Unset", default=None)
+else:
+    from typing import TypeVar
+
+    # The default (None: a compat as users write it) matters to type checkers only.
+    Unset = TypeVar("Unset")
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
 """Why a response ended. ``error`` and ``aborted`` arrive as an ``error`` event."""
@@ -30,19 +41,6 @@ CacheRetention: TypeAlias = Literal["none", "short", "long"]
 """Prompt-cache retention: none, the provider's default (short), or the long TTL."""
 
 Modality: TypeAlias = Literal["text", "image"]
-
-KnownApi: TypeAlias = Literal[
-    "openai-completions",
-    "openai-responses",
-    "azure-openai-responses",
-    "anthropic-messages",
-    "google-generative-ai",
-    "google-vertex",
-    "mistral-conversations",
-    "bedrock-converse-stream",
-    "llama-cpp",
-    "faux",
-]
 
 
 class ThinkingBudgets(TypedDict, total=False):
@@ -97,8 +95,6 @@ class TextContent:
             and self.text_signature == other.text_signature
         )
 
-    __hash__ = None  # type: ignore[assignment]
-
     def __repr__(self) -> str:
         sig = f", text_signature={self.text_signature!r}" if self.text_signature else ""
         return f"TextContent(text={self.text!r}{sig})"
@@ -150,8 +146,6 @@ class ThinkingContent:
             and self.thinking_signature == other.thinking_signature
             and bool(self.redacted) == bool(other.redacted)
         )
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         extra = ""
@@ -231,8 +225,6 @@ class ToolCall:
             and self.arguments == other.arguments
             and self.thought_signature == other.thought_signature
         )
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"ToolCall(id={self.id!r}, name={self.name!r}, arguments={self.arguments!r})"
@@ -386,8 +378,6 @@ class Tool:
             and self.json_schema == other.json_schema
         )
 
-    __hash__ = None  # type: ignore[assignment]
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
@@ -438,30 +428,58 @@ class ModelCost:
     cache_write: float = 0.0
 
 
+ThinkingFormat: TypeAlias = Literal["openai", "openrouter", "zai", "qwen", "qwen-chat-template"]
+"""How a chat-completions endpoint switches reasoning on (see ``OpenAICompletionsCompat``)."""
+MaxTokensField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
+"""The request field a chat-completions endpoint reads the output limit from."""
+
+_DETECTED: Any = None  # a field's default: decided by detection when the call is made
+
+
 @dataclass(slots=True)
-class OpenAICompletionsCompat:
+class OpenAICompletionsCompat(Generic[Unset]):
     """Per-endpoint differences of the OpenAI chat-completions protocol.
 
     Every field left as None is auto-detected from the provider id and base URL; a value set
-    here overrides detection field by field.
+    here overrides detection field by field. This is the one declaration of the fields: the
+    resolved form, :data:`ResolvedCompat`, is this same class with every field decided (its
+    type parameter says no field is None), and the JSON form uses pi's camelCase names.
     """
 
-    supports_store: bool | None = None
-    supports_developer_role: bool | None = None
-    supports_reasoning_effort: bool | None = None
-    reasoning_effort_map: dict[str, str] | None = None
-    supports_usage_in_streaming: bool | None = None
-    max_tokens_field: Literal["max_completion_tokens", "max_tokens"] | None = None
-    requires_tool_result_name: bool | None = None
-    requires_assistant_after_tool_result: bool | None = None
-    requires_thinking_as_text: bool | None = None
-    thinking_format: Literal["openai", "openrouter", "zai", "qwen", "qwen-chat-template"] | None = (
-        None
-    )
-    open_router_routing: dict[str, list[str]] | None = None
-    vercel_gateway_routing: dict[str, list[str]] | None = None
-    supports_strict_mode: bool | None = None
-    supports_prompt_cache_key: bool | None = None
+    supports_store: bool | Unset = _DETECTED
+    """Whether the endpoint takes ``store`` (tau sends ``store: false``)."""
+    supports_developer_role: bool | Unset = _DETECTED
+    """Whether a reasoning model's system prompt goes in the ``developer`` role."""
+    supports_reasoning_effort: bool | Unset = _DETECTED
+    """Whether ``reasoning_effort`` is sent at all."""
+    reasoning_effort_map: dict[str, str] | Unset = _DETECTED
+    """Reasoning levels renamed for the endpoint (Groq's Qwen3 takes ``default``)."""
+    supports_usage_in_streaming: bool | Unset = _DETECTED
+    """Whether ``stream_options: {include_usage: true}`` is sent."""
+    max_tokens_field: MaxTokensField | Unset = _DETECTED
+    """Which field carries the output limit."""
+    requires_tool_result_name: bool | Unset = _DETECTED
+    """Whether a tool result carries its tool's ``name``."""
+    requires_assistant_after_tool_result: bool | Unset = _DETECTED
+    """Whether a user turn after tool results needs an assistant turn between."""
+    requires_thinking_as_text: bool | Unset = _DETECTED
+    """Whether replayed thinking goes in front of the text instead of its own field."""
+    thinking_format: ThinkingFormat | Unset = _DETECTED
+    """How reasoning is switched on (``reasoning_effort``, OpenRouter, z.ai, Qwen…)."""
+    open_router_routing: dict[str, list[str]] | Unset = _DETECTED
+    """OpenRouter's ``provider`` routing (``only``, ``order``)."""
+    vercel_gateway_routing: dict[str, list[str]] | Unset = _DETECTED
+    """Vercel AI Gateway's routing (``only``, ``order``)."""
+    supports_strict_mode: bool | Unset = _DETECTED
+    """Whether each tool carries ``strict: false``."""
+    supports_prompt_cache_key: bool | Unset = _DETECTED
+    """Whether the session id is sent as ``prompt_cache_key``."""
+    accepts_empty_tools: bool | Unset = _DETECTED
+    """Whether ``tools: []`` may be sent (api.openai.com rejects an empty list)."""
+
+
+ResolvedCompat: TypeAlias = "OpenAICompletionsCompat[Never]"
+"""An :class:`OpenAICompletionsCompat` with every field decided (none is None)."""
 
 
 @dataclass(slots=True)

@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tau.agent.agent import Agent, RunResult
-from tau.agent.events import AgentEvent
-from tau.agent.types import AgentThinkingLevel, BeforeToolCallContext, BeforeToolCallResult
-from tau.agent.usage import UsageLimits
-from tau.ai.abort import AbortSignal
-from tau.ai.local_models import LOCAL_PROVIDER
-from tau.ai.types import Model, UserMessage
+from tau.agent import (
+    Agent,
+    AgentEvent,
+    AgentThinkingLevel,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    RunResult,
+    UsageLimits,
+)
+from tau.ai import LOCAL_PROVIDER, AbortSignal, Model, UserMessage
 from tau.cli.config import save_config
 from tau.cli.mcp import MCPTools, load_servers
 from tau.cli.models import model_spec

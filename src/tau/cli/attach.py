@@ -21,8 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tau.ai import Model, TextContent, UserMessage
-from tau.ai.types import UserContent
+from tau.ai import Model, TextContent, UserContent, UserMessage
 from tau.cli.tools.paths import Workspace, open_regular
 from tau.cli.tools.read import image_type, read_image, read_text
 

@@ -151,45 +151,44 @@ class TerminalRenderer(Renderer):
 
     def __call__(self, event: AgentEvent) -> None:
         self.track(event)
-        kind = event.type
-        if kind == "message_update":
-            sub = event.assistant_message_event  # type: ignore[union-attr]
+        if event.type == "message_update":
+            sub = event.assistant_message_event
             if sub.type == "text_delta":
                 self._waiting_since = None
                 for block in self._thinking.flush():
                     self._thought(block)
-                for block in self._text.feed(sub.delta):  # type: ignore[union-attr]
+                for block in self._text.feed(sub.delta):
                     self._block(block)
             elif sub.type == "thinking_delta":
                 self._waiting_since = None
-                for block in self._thinking.feed(sub.delta):  # type: ignore[union-attr]
+                for block in self._thinking.feed(sub.delta):
                     self._thought(block)
-        elif kind in ("agent_start", "turn_start"):
+        elif event.type in ("agent_start", "turn_start"):
             self._waiting_since = time.monotonic()
-        elif kind == "message_start":
+        elif event.type == "message_start":
             self._blocks = 0
-        elif kind == "message_end":
-            message = event.message  # type: ignore[union-attr]
+        elif event.type == "message_end":
+            message = event.message
             if isinstance(message, AssistantMessage):
                 self._flush_message()
                 if message.stop_reason == "length":
                     self.notice("[stopped: max tokens]", "yellow")
-        elif kind == "tool_execution_start":
+        elif event.type == "tool_execution_start":
             self._tool_started(event)
-        elif kind == "tool_execution_update":
-            running = self._tools.get(event.tool_call_id)  # type: ignore[union-attr]
+        elif event.type == "tool_execution_update":
+            running = self._tools.get(event.tool_call_id)
             if running is not None:
-                result = event.partial_result  # type: ignore[union-attr]
+                result = event.partial_result
                 running.output = "".join(
                     b.text for b in result.content if isinstance(b, TextContent)
                 )
-        elif kind == "tool_execution_end":
-            self._tools.pop(event.tool_call_id, None)  # type: ignore[union-attr]
+        elif event.type == "tool_execution_end":
+            self._tools.pop(event.tool_call_id, None)
             self._tool_ended(event)
         elif isinstance(event, FallbackEvent):
             self._flush_message()
             self.notice(describe_fallback(event), "yellow")
-        elif kind == "agent_end":
+        elif event.type == "agent_end":
             self._flush_message()
             self._waiting_since = None
             self._tools.clear()

@@ -21,8 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
 
-from tau.ai.providers.faux import FauxResponse, faux_model, text, thinking, tool_call
-from tau.ai.types import AssistantContent, Context, Model, StopReason, TextContent, UserMessage
+from tau.ai import AssistantContent, Context, Model, StopReason, TextContent, UserMessage, faux
 
 _STRINGS = ("text", "thinking", "error")
 _NUMBERS = ("delay", "first_delay")
@@ -46,17 +45,17 @@ def _last_user_text(context: Context) -> str:
     return ""
 
 
-def _response(entry: Mapping[str, Any], context: Context) -> FauxResponse:
+def _response(entry: Mapping[str, Any], context: Context) -> faux.FauxResponse:
     content: list[AssistantContent | str] = []
     if entry.get("thinking"):
-        content.append(thinking(str(entry["thinking"])))
+        content.append(faux.thinking(str(entry["thinking"])))
     if entry.get("echo"):
-        content.append(text(_last_user_text(context)))
+        content.append(faux.text(_last_user_text(context)))
     if entry.get("text"):
-        content.append(text(str(entry["text"])))
+        content.append(faux.text(str(entry["text"])))
     for call in entry.get("tool_calls") or []:
-        content.append(tool_call(call["name"], dict(call.get("arguments") or {})))
-    return FauxResponse(
+        content.append(faux.tool_call(call["name"], dict(call.get("arguments") or {})))
+    return faux.FauxResponse(
         content,
         stop_reason=entry.get("stop_reason"),
         error=entry.get("error"),
@@ -124,12 +123,12 @@ def scripted_model(path: Path) -> Model:
             raise FauxScriptError(f"faux script {str(path)!r}: response {number}: {problem}")
     position = 0
 
-    def next_response(context: Context, options: Mapping[str, Any]) -> FauxResponse:
+    def next_response(context: Context, options: Mapping[str, Any]) -> faux.FauxResponse:
         nonlocal position
         if position >= len(entries):
-            return FauxResponse(error=f"faux script {path.name}: no response left")
+            return faux.FauxResponse(error=f"faux script {path.name}: no response left")
         entry = entries[position]
         position += 1
         return _response(entry, context)
 
-    return faux_model(next_response, id=str(path))
+    return faux.faux_model(next_response, id=str(path))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import re
 import shutil
 import signal
@@ -430,8 +431,10 @@ class Repl:
 def run_interactive(settings: Settings) -> int:
     """Run the interactive session until the user leaves."""
     # A byte that is not UTF-8 becomes U+FFFD as it is read, not a failure later.
-    with contextlib.suppress(AttributeError, ValueError):
-        sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]
+    stdin = sys.stdin
+    if isinstance(stdin, io.TextIOWrapper):
+        with contextlib.suppress(ValueError):
+            stdin.reconfigure(errors="replace")
 
     async def session() -> int:
         return await Repl(settings, fancy=is_fancy_terminal(sys.stdout)).main()

@@ -38,7 +38,7 @@ from tau.cli.errors import (
 from tau.cli.run_control import add_arguments, fallback_models, usage_limits
 
 if TYPE_CHECKING:
-    from tau.agent.agent import RunResult
+    from tau.agent import RunResult
     from tau.cli.app import Settings
     from tau.cli.attach import Prompt
     from tau.cli.display import TerminalSurface
@@ -235,7 +235,7 @@ def _one_shot_prompt(parts: tuple[str, str], files: list[str], settings: Setting
 def _settings(args: argparse.Namespace) -> Settings:
     from pathlib import Path
 
-    from tau.ai.local_models import LOCAL_PROVIDER
+    from tau.ai import LOCAL_PROVIDER
     from tau.cli.app import Settings
     from tau.cli.models import check_credentials, choose_model
     from tau.cli.tools import Workspace
@@ -301,7 +301,7 @@ async def _ask_on_terminal(question: str) -> bool:
 
 
 def _json_printer() -> Callable[[Any], None]:
-    from tau.agent.events import event_to_json
+    from tau.agent import event_to_json
 
     def print_json(event: Any) -> None:
         print(event_to_json(event), flush=True)

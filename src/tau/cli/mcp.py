@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 from tau.cli.config import config_path, load_config
 
 if TYPE_CHECKING:
+    from tau.agent import AgentTool
     from tau.agent.mcp import MCPServer, MCPTool
-    from tau.agent.tools import AgentTool
 
 __all__ = ["MCPConfigError", "MCPTools", "ServerEntry", "load_servers", "mcp_command"]
 

@@ -12,10 +12,19 @@ import difflib
 import importlib.util
 from pathlib import Path
 
-from tau.ai.catalog import UnknownModelError, find_model, get_model, get_models, get_providers
-from tau.ai.env_keys import get_env_api_key
-from tau.ai.local_models import INSTALL_HINT, LOCAL_PROVIDER, default_local_model, local_model
-from tau.ai.types import Model
+from tau.ai import (
+    INSTALL_HINT,
+    LOCAL_PROVIDER,
+    Model,
+    UnknownModelError,
+    default_local_model,
+    find_model,
+    get_env_api_key,
+    get_model,
+    get_models,
+    get_providers,
+    local_model,
+)
 from tau.cli.config import load_config
 from tau.cli.errors import UsageError
 

@@ -1,4 +1,4 @@
-"""The default system prompt of the ``tau`` command (pi-agent-spec §7.6, shortened)."""
+"""The default system prompt of the ``tau`` command (after pi's coding-agent prompt, shortened)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
-from tau.agent.tools import AgentTool
+from tau.agent import AgentTool
 
 _CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
 

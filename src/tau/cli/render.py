@@ -21,17 +21,12 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from tau.agent import AgentEndEvent, AgentEvent, FallbackEvent, RunUsage
-from tau.ai import AssistantMessage, Model, TextContent
+from tau.ai import AssistantMessage, Model, TextContent, one_line
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 DIM = "\033[2m"
 RESET = "\033[0m"
 _TOOL_PREVIEW = 200
-
-
-def _one_line(text: str, limit: int = _TOOL_PREVIEW) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 @dataclass
@@ -103,7 +98,7 @@ def describe_fallback(event: FallbackEvent) -> str:
     following = attempt.next_model
     then = f"falling back to {following.provider}/{following.id}" if following else "giving up"
     discarded = "; its partial answer is discarded" if attempt.discarded else ""
-    return f"[{failed} failed: {_one_line(attempt.error_message)}; {then}{discarded}]"
+    return f"[{failed} failed: {one_line(attempt.error_message, _TOOL_PREVIEW)}; {then}{discarded}]"
 
 
 class Spinner:
@@ -184,12 +179,11 @@ class Renderer:
 
     def track(self, event: AgentEvent) -> None:
         """Keep the statistics of ``event``: run usage and time, and the context's size."""
-        kind = event.type
-        if kind == "agent_start":
+        if event.type == "agent_start":
             self._started_at = time.monotonic()
             self.last = RunStats()
-        elif kind == "message_end":
-            message = event.message  # type: ignore[union-attr]
+        elif event.type == "message_end":
+            message = event.message
             if isinstance(message, AssistantMessage) and message.stop_reason not in (
                 "error",
                 "aborted",
@@ -201,38 +195,37 @@ class Renderer:
 
     def __call__(self, event: AgentEvent) -> None:
         self.track(event)
-        kind = event.type
-        if kind == "message_update":
-            sub = event.assistant_message_event  # type: ignore[union-attr]
+        if event.type == "message_update":
+            sub = event.assistant_message_event
             if sub.type == "text_delta":
                 self._output_starts()
                 if self._in_thinking:
                     self.out.write(RESET + "\n")
                     self._in_thinking = False
-                self._write(sub.delta)  # type: ignore[union-attr]
+                self._write(sub.delta)
             elif sub.type == "thinking_delta" and self.color:
                 self._output_starts()
                 if not self._in_thinking:
                     self.out.write(DIM)
                     self._in_thinking = True
-                self._write(sub.delta)  # type: ignore[union-attr]
-        elif kind in ("agent_start", "turn_start"):
+                self._write(sub.delta)
+        elif event.type in ("agent_start", "turn_start"):
             if self.spinner is not None:
                 self.spinner.start()
-        elif kind == "message_end":
-            message = event.message  # type: ignore[union-attr]
+        elif event.type == "message_end":
+            message = event.message
             if isinstance(message, AssistantMessage):
                 self._end_line()
                 if message.stop_reason == "length":
                     self._notice("[stopped: max tokens]")
-        elif kind == "tool_execution_start":
-            args = json.dumps(event.args, ensure_ascii=False)  # type: ignore[union-attr]
-            self._notice(f"→ {event.tool_name}({_one_line(args)})")  # type: ignore[union-attr]
-        elif kind == "tool_execution_end":
-            result = event.result  # type: ignore[union-attr]
+        elif event.type == "tool_execution_start":
+            args = json.dumps(event.args, ensure_ascii=False)
+            self._notice(f"→ {event.tool_name}({one_line(args, _TOOL_PREVIEW)})")
+        elif event.type == "tool_execution_end":
+            result = event.result
             text = "".join(b.text for b in result.content if isinstance(b, TextContent))
-            mark = "✗" if event.is_error else "←"  # type: ignore[union-attr]
-            self._notice(f"{mark} {_one_line(text) or '(no output)'}")
+            mark = "✗" if event.is_error else "←"
+            self._notice(f"{mark} {one_line(text, _TOOL_PREVIEW) or '(no output)'}")
         elif isinstance(event, FallbackEvent):
             self._notice(describe_fallback(event))
         elif isinstance(event, AgentEndEvent):

@@ -33,8 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tau.agent.messages import AgentMessage, dump_agent_message, load_agent_message, message_role
-from tau.ai.types import AssistantMessage
+from tau.agent import AgentMessage, dump_agent_message, load_agent_message, message_role
+from tau.ai import AssistantMessage
 from tau.cli.session_file import (
     ParsedFile,
     backup_path,

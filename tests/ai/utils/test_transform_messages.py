@@ -1,4 +1,4 @@
-"""Cross-provider handoff (pi-ai-spec §6) with tau's fixes: thinking, signatures, orphans, ids."""
+"""Cross-provider handoff with tau's fixes: thinking, signatures, orphans, ids."""
 
 from __future__ import annotations
 
@@ -25,20 +25,18 @@ from tau.ai.utils.transform_messages import (
     normalize_id_responses,
     transform_messages,
 )
+from tests import factories
 
 CLAUDE = Model("claude-sonnet-4-5", "Claude", "anthropic-messages", "anthropic", "https://a")
 GPT = Model("gpt-5", "GPT-5", "openai-responses", "openai", "https://o")
 MISTRAL = Model("mistral-large", "Mistral", "mistral-conversations", "mistral", "https://m")
 
 
-def assistant(model: Model, *content: Any, stop_reason: Any = "stop") -> AssistantMessage:
-    return AssistantMessage(
-        list(content), model.api, model.provider, model.id, stop_reason=stop_reason
-    )
+assistant = factories.assistant
 
 
 def result(call_id: str, text: str = "ok", name: str = "read") -> ToolResultMessage:
-    return ToolResultMessage(call_id, name, [TextContent(text)])
+    return factories.tool_result(call_id, text, name=name)
 
 
 def snapshot(messages: list[Message]) -> str:

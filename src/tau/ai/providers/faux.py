@@ -29,8 +29,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from tau.ai.builder import MessageBuilder, ProviderError, apply_on_payload, launch_stream
+from tau.ai.adapter import apply_on_payload
+from tau.ai.builder import MessageBuilder, launch_stream
+from tau.ai.errors import ProviderError
 from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.options import SimpleStreamOptions, ToolChoiceOption
 from tau.ai.serialization import dump_context
 from tau.ai.types import (
     AssistantContent,
@@ -43,9 +46,11 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
-from tau.ai.utils.cost import calculate_cost
 
 __all__ = [
+    "OPTIONS",
+    "SIMPLE_OPTIONS",
+    "FauxOptions",
     "FauxResponse",
     "FauxScript",
     "faux_calls",
@@ -57,6 +62,11 @@ __all__ = [
     "thinking",
     "tool_call",
 ]
+
+
+class FauxOptions(SimpleStreamOptions, ToolChoiceOption, total=False):
+    """What a faux model takes: the simple options, and a tool choice (recorded only), so
+    that it stands in for a real adapter under ``stream`` and ``stream_simple`` alike."""
 
 
 def text(value: str, *, signature: str | None = None) -> TextContent:
@@ -151,8 +161,8 @@ def faux_payloads(model: Model) -> list[dict[str, Any]]:
     return _state(model).payloads
 
 
-def _payload(model: Model, context: Context, options: Mapping[str, Any]) -> dict[str, Any]:
-    # What a real adapter would send: the model, the pi-format context, the sampling options.
+def request_body(model: Model, context: Context, options: FauxOptions) -> dict[str, Any]:
+    """What a real adapter would send: the model, the pi-format context, the sampling options."""
     payload: dict[str, Any] = {"model": model.id, **dump_context(context)}
     for key in ("max_tokens", "temperature", "reasoning"):
         if options.get(key) is not None:
@@ -168,7 +178,7 @@ def _state(model: Model) -> _ScriptState:
     return state
 
 
-def _next_response(model: Model, context: Context, options: Mapping[str, Any]) -> FauxResponse:
+def _next_response(model: Model, context: Context, options: FauxOptions) -> FauxResponse:
     state = _state(model)
     state.calls.append((context, dict(options)))
     script = state.script
@@ -222,13 +232,11 @@ def _context_chars(context: Context) -> int:
     return total
 
 
-def stream(
-    model: Model, context: Context, options: Mapping[str, Any]
-) -> AssistantMessageEventStream:
+def stream(model: Model, context: Context, options: FauxOptions) -> AssistantMessageEventStream:
     """Stream the model's next scripted response."""
 
     async def run(out: MessageBuilder) -> None:
-        payload = await apply_on_payload(options, _payload(model, context, options), model)
+        payload = await apply_on_payload(options, request_body(model, context, options), model)
         _state(model).payloads.append(payload)
         response = _next_response(model, context, options)
         if response.first_delay:
@@ -244,7 +252,6 @@ def stream(
             output_chars += chars
             spent.output = _count_tokens(output_chars)
             spent.total_tokens = spent.input + spent.output
-            calculate_cost(model, spent)
 
         produced(0)
         out.message.usage = spent
@@ -253,37 +260,38 @@ def stream(
             # Even with no delay, yield so a consumer sees events as they are made.
             await asyncio.sleep(response.delay)
 
-        for block in response.content:
+        # Each scripted block is the builder's block under its position in the script.
+        for key, block in enumerate(response.content):
             if isinstance(block, str):
                 block = TextContent(block)
             if isinstance(block, TextContent):
-                index = out.open_text(block.text_signature)
+                out.text(key, "", signature=block.text_signature)
                 for piece in _chunks(block.text, response.chunk_size):
                     await pause()
-                    out.text_delta(index, piece)
+                    out.text(key, piece)
                     produced(len(piece))
-                out.close_text(index)
             elif isinstance(block, ThinkingContent):
-                index = out.open_thinking(block.thinking_signature, redacted=bool(block.redacted))
+                signature = block.thinking_signature
+                out.thinking(key, "", signature=signature, redacted=bool(block.redacted))
                 for piece in _chunks(block.thinking, response.chunk_size):
                     await pause()
-                    out.thinking_delta(index, piece)
+                    out.thinking(key, piece)
                     produced(len(piece))
-                out.close_thinking(index)
             else:
-                index = out.open_tool_call(
-                    block.id, block.name, thought_signature=block.thought_signature
+                out.tool_call(
+                    key, id=block.id, name=block.name, thought_signature=block.thought_signature
                 )
                 raw = json.dumps(block.arguments)
                 for piece in _chunks(raw, response.chunk_size):
                     await pause()
-                    out.tool_call_delta(index, piece)
+                    out.tool_call(key, args_delta=piece)
                     produced(len(piece))
-                out.close_tool_call(index, block.arguments)
+                out.close(key, block.arguments)
+                continue
+            out.close(key)
 
         if response.usage is not None:
             out.message.usage = response.usage
-            calculate_cost(model, response.usage)
         if response.error is not None:
             raise ProviderError(response.error, status=response.error_status)
         has_calls = any(isinstance(b, ToolCall) for b in out.message.content)
@@ -294,3 +302,6 @@ def stream(
 
 stream_simple = stream
 """The faux provider takes the simple options as they are (``reasoning`` is recorded only)."""
+
+OPTIONS = FauxOptions
+SIMPLE_OPTIONS = FauxOptions

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from tau.ai.options import SIMPLE_ONLY_KEYS
 from tau.ai.types import Model, ThinkingBudgets, ThinkingLevel
 
 DEFAULT_THINKING_BUDGETS: ThinkingBudgets = {
@@ -14,22 +15,6 @@ DEFAULT_THINKING_BUDGETS: ThinkingBudgets = {
     "high": 16384,
 }
 MIN_OUTPUT_TOKENS = 1024
-
-# Options every adapter understands; provider-specific keys are added by each stream_simple.
-_BASE_KEYS = (
-    "temperature",
-    "signal",
-    "api_key",
-    "cache_retention",
-    "session_id",
-    "headers",
-    "on_payload",
-    "metadata",
-    "client",
-    "timeout",
-    "max_retries",
-    "max_retry_delay_ms",
-)
 
 
 def clamp_reasoning(level: ThinkingLevel | None) -> ThinkingLevel | None:
@@ -43,8 +28,13 @@ def supports_xhigh(model: Model) -> bool:
 
 
 def base_options(model: Model, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options ``stream_simple`` passes on to ``stream``, with a default ``max_tokens``."""
-    out = {key: options[key] for key in _BASE_KEYS if key in options}
+    """The options ``stream_simple`` passes on to ``stream``, with a default ``max_tokens``.
+
+    That is every option but the reasoning ones, which each adapter maps to its own: the
+    adapter's simple options type declares what it passes on, and ``stream_simple`` accepts
+    nothing else (see :func:`tau.ai.options.check_options`).
+    """
+    out = {key: value for key, value in options.items() if key not in SIMPLE_ONLY_KEYS}
     out["max_tokens"] = options.get("max_tokens") or min(model.max_tokens, 32_000)
     return out
 

@@ -27,10 +27,13 @@ from typing import Any, ClassVar
 
 import jiter
 
-# The C string decoder and value scanner of the json module (typeshed does not list them).
-_scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+# The C string decoder and value scanner of the json module (typeshed does not list them,
+# hence the lookups by name).
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = vars(json.decoder)["scanstring"]
 # strict=False tolerates raw control characters in strings, which some models emit.
-_scan_value: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder(strict=False).scan_once  # type: ignore[attr-defined]
+_scan_value: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder(strict=False))[
+    "scan_once"
+]
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
@@ -270,7 +273,9 @@ class IncrementalJsonParser:
                     break
                 continue
             if pos < n and buf[pos] in " \t\n\r":
-                pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
+                space = _WS.match(buf, pos)
+                assert space is not None  # the pattern matches the empty string
+                pos = space.end()
             if pos >= n:
                 break
             c = buf[pos]
@@ -370,7 +375,9 @@ class IncrementalJsonParser:
                 if buf.startswith("-I", pos):
                     literal, lit_value = _NEG_INFINITY, float("-inf")
                 else:
-                    if _NUMBER_PREFIX.match(buf, pos).end() == n:  # type: ignore[union-attr]
+                    prefix = _NUMBER_PREFIX.match(buf, pos)
+                    assert prefix is not None  # c starts one
+                    if prefix.end() == n:
                         break  # the number may go on in the next delta
                     m = _NUMBER.match(buf, pos)
                     if m is None:

@@ -1,4 +1,4 @@
-"""The tools of the ``tau`` command: the coding tools of pi-agent-spec §7.5 and two examples.
+"""The tools of the ``tau`` command: the coding tools and two examples.
 
 ``read``, ``ls``, ``grep`` and ``find`` only look; ``write``, ``edit`` and ``bash`` change
 things, so they are off unless ``--tools`` names them, and ask before each run unless ``--yes``.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from tau.agent.tools import AgentTool
+from tau.agent import AgentTool
 from tau.cli.tools.bash import bash_tool
 from tau.cli.tools.edit import edit_tool
 from tau.cli.tools.examples import example_tools

@@ -23,9 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tau.agent.tools import AgentTool, AgentToolResult, ToolUpdateCallback
-from tau.ai.abort import AbortSignal
-from tau.ai.types import TextContent
+from tau.agent import AgentTool, AgentToolResult, ToolUpdateCallback
+from tau.ai import AbortSignal, TextContent
 from tau.cli.tools.paths import Workspace
 from tau.cli.tools.truncate import MAX_BYTES, format_size, truncate_tail
 

@@ -13,9 +13,8 @@ import re
 import unicodedata
 from typing import Any
 
-from tau.agent.tools import AgentTool, AgentToolResult
-from tau.ai.abort import AbortSignal
-from tau.ai.types import TextContent
+from tau.agent import AgentTool, AgentToolResult
+from tau.ai import AbortSignal, TextContent
 from tau.cli.tools.paths import Workspace, open_regular, open_regular_for_writing
 
 _SCHEMA = {

@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from tau.agent.tools import AgentTool, tool_from_function
+from tau.agent import AgentTool, tool_from_function
 
 _KNOWN = {
     "paris": ("sunny", 22),
@@ -41,7 +41,7 @@ def get_weather(city: str) -> str:
     return f"The weather in {city.strip()} is {condition}, {celsius}°C."
 
 
-_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+_BINARY: dict[type, Callable[[Any, Any], float | int]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -92,7 +92,7 @@ def _checked(op: ast.operator, left: float | int, right: float | int) -> float |
         and abs(left).bit_length() + abs(right).bit_length() > MAX_RESULT_BITS + 1
     ):
         raise _too_large()
-    return _BINARY[type(op)](left, right)  # type: ignore[no-any-return]
+    return _BINARY[type(op)](left, right)
 
 
 class _Evaluator:

@@ -13,9 +13,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from tau.agent.tools import AgentTool, AgentToolResult
-from tau.ai.abort import AbortSignal
-from tau.ai.types import ImageContent, TextContent
+from tau.agent import AgentTool, AgentToolResult
+from tau.ai import AbortSignal, ImageContent, TextContent
 from tau.cli.tools.images import prepare_image
 from tau.cli.tools.paths import Workspace, open_regular
 from tau.cli.tools.truncate import MAX_BYTES, MAX_LINES, format_size, truncate_head

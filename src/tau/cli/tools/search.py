@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tau.agent.tools import AgentTool
-from tau.ai.abort import AbortSignal
+from tau.agent import AgentTool
+from tau.ai import AbortSignal
 from tau.cli.tools.paths import Workspace, open_regular
 from tau.cli.tools.truncate import MAX_BYTES, format_size, truncate_head
 

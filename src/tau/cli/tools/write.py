@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.agent.tools import AgentTool
-from tau.ai.abort import AbortSignal
+from tau.agent import AgentTool
+from tau.ai import AbortSignal
 from tau.cli.tools.paths import Workspace, open_regular_for_writing
 
 _SCHEMA = {

@@ -1,0 +1,351 @@
+"""A turn's tool calls: looked up, validated, run (one after another or in parallel), finished.
+
+:class:`ToolBatch` is the tool half of a run (:mod:`tau.agent.loop`): the run inherits it and
+calls :meth:`ToolBatch.execute_tool_calls` with an assistant message's calls. Every call gets
+exactly one ``tool_execution_start``, any number of ``tool_execution_update`` and one
+``tool_execution_end`` (then its tool-result message), in the assistant's call order, whatever
+happened to it: unknown tool, invalid arguments, blocked by ``before_tool_call``, skipped for a
+steering message, aborted, or failed while running. Nothing a tool or hook raises escapes the
+batch, and a failing sink is remembered (:meth:`ToolBatch.defer`) until every call has its
+result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from tau.agent.events import (
+    AgentEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+)
+from tau.agent.messages import AgentMessage
+from tau.agent.observe import RunObservation
+from tau.agent.tools import (
+    AgentTool,
+    AgentToolResult,
+    as_tool_result,
+    error_tool_result,
+    run_tool,
+)
+from tau.agent.types import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    AgentContext,
+    AgentLoopConfig,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+    GetMessages,
+)
+from tau.agent.usage import UsageGuard
+from tau.ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage, describe_error
+
+SKIPPED_MESSAGE = "Skipped due to queued user message."
+BLOCKED_MESSAGE = "Tool execution was blocked"
+ABORTED_TOOL_MESSAGE = "Operation aborted"
+
+
+class SinkError(Exception):
+    """The event sink raised; carries the sink's exception as ``__cause__``."""
+
+
+async def invoke(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, awaited if it returned an awaitable (hooks may be sync or async)."""
+    result = fn(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _describe_failure(exc: BaseException) -> str:
+    # A BaseException that is not an Exception is named, so "3" reads as "SystemExit: 3".
+    if isinstance(exc, Exception):
+        return describe_error(exc)
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _check_hook_result(hook: str, value: object, expected: type) -> None:
+    if value is not None and not isinstance(value, expected):
+        raise TypeError(
+            f"{hook} must return {expected.__name__} or None, not {type(value).__name__}"
+        )
+
+
+def _validate(tool: AgentTool, call: ToolCall) -> Any:
+    # Imported on first use: jsonschema-rs is not needed to import tau.agent.
+    from tau.ai import validate_tool_arguments
+
+    return validate_tool_arguments(tool, call)
+
+
+class _Prepared:
+    """A tool call that passed lookup, validation and ``before_tool_call``."""
+
+    __slots__ = ("args", "call", "finished", "task", "tool", "updates")
+
+    def __init__(self, call: ToolCall, tool: AgentTool, args: Any) -> None:
+        self.call = call
+        self.tool = tool
+        self.args = args
+        self.finished = False
+        self.updates: asyncio.Task[None] | None = None
+        self.task: asyncio.Task[tuple[AgentToolResult, bool]] | None = None
+
+
+class _Outcome:
+    """A tool call decided without running it (not found, invalid, blocked, skipped…)."""
+
+    __slots__ = ("call", "result")
+
+    def __init__(self, call: ToolCall, message: str) -> None:
+        self.call = call
+        self.result = error_tool_result(message)
+
+
+_Slot = _Prepared | _Outcome
+
+
+class ToolBatch:
+    """The tool-call half of a run; :class:`tau.agent.loop._Run` provides the state below."""
+
+    config: AgentLoopConfig
+    signal: AbortSignal
+    context: AgentContext
+    guard: UsageGuard
+    loop: asyncio.AbstractEventLoop
+    loop_thread: int
+    running: set[asyncio.Task[Any]]
+    observation: RunObservation | None
+    deferred: BaseException | None
+
+    async def emit(self, event: AgentEvent) -> None:
+        """Deliver ``event`` to the sink; raises :class:`SinkError` if the sink fails."""
+        raise NotImplementedError
+
+    async def poll(self, callback: GetMessages | None) -> list[AgentMessage]:
+        """The messages ``callback`` returns now (none without a callback)."""
+        raise NotImplementedError
+
+    async def emit_deferring(self, event: AgentEvent) -> None:
+        # Inside a tool batch a failing sink must not leave calls without results: remember
+        # the failure, finish the batch, and end the run after its turn_end.
+        try:
+            await self.emit(event)
+        except SinkError as exc:
+            self.defer(exc)
+
+    def defer(self, exc: BaseException) -> None:
+        if self.deferred is None:
+            self.deferred = exc
+
+    async def execute_tool_calls(
+        self, message: AssistantMessage, calls: list[ToolCall]
+    ) -> tuple[list[ToolResultMessage], list[AgentMessage] | None]:
+        self.guard.begin_tool_batch(len(calls))
+        try:
+            if self.config.tool_execution == "sequential":
+                return await self.run_sequential(message, calls)
+            return await self.run_parallel(message, calls)
+        finally:
+            for task in self.running:
+                task.cancel()
+
+    async def poll_steering_in_batch(self) -> list[AgentMessage]:
+        try:
+            return await self.poll(self.config.get_steering_messages)
+        except Exception as exc:
+            self.defer(exc)
+            return []
+
+    async def run_sequential(
+        self, message: AssistantMessage, calls: list[ToolCall]
+    ) -> tuple[list[ToolResultMessage], list[AgentMessage] | None]:
+        results: list[ToolResultMessage] = []
+        steering: list[AgentMessage] | None = None
+        for index, call in enumerate(calls):
+            await self.emit_deferring(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+            slot = await self.prepare(message, call)
+            if isinstance(slot, _Prepared):
+                self.start(slot)
+            results.append(await self.finish(message, slot))
+            if self.config.get_steering_messages is not None:
+                steering = await self.poll_steering_in_batch()
+                if steering:
+                    for later in calls[index + 1 :]:
+                        await self.emit_deferring(
+                            ToolExecutionStartEvent(later.id, later.name, later.arguments)
+                        )
+                        results.append(await self.finish(message, _Outcome(later, SKIPPED_MESSAGE)))
+                    break
+        return results, steering or None
+
+    async def run_parallel(
+        self, message: AssistantMessage, calls: list[ToolCall]
+    ) -> tuple[list[ToolResultMessage], list[AgentMessage] | None]:
+        slots: list[_Slot] = []
+        steering: list[AgentMessage] | None = None
+        polls = self.config.get_steering_messages is not None
+        for index, call in enumerate(calls):
+            await self.emit_deferring(ToolExecutionStartEvent(call.id, call.name, call.arguments))
+            slots.append(await self.prepare(message, call))
+            if polls:
+                steering = await self.poll_steering_in_batch()
+                if steering:
+                    # Nothing has run yet: skip every call, announcing the later ones.
+                    slots = [_Outcome(slot.call, SKIPPED_MESSAGE) for slot in slots]
+                    for later in calls[index + 1 :]:
+                        await self.emit_deferring(
+                            ToolExecutionStartEvent(later.id, later.name, later.arguments)
+                        )
+                        slots.append(_Outcome(later, SKIPPED_MESSAGE))
+                    break
+        for slot in slots:
+            if isinstance(slot, _Prepared):
+                self.start(slot)
+        results = [await self.finish(message, slot) for slot in slots]
+        if polls and not steering:
+            steering = await self.poll_steering_in_batch()
+        return results, steering or None
+
+    async def prepare(self, message: AssistantMessage, call: ToolCall) -> _Slot:
+        if self.signal.aborted:
+            return _Outcome(call, ABORTED_TOOL_MESSAGE)
+        refusal = self.guard.admit_tool_call()
+        if refusal is not None:
+            return _Outcome(call, refusal)
+        tool = next((t for t in self.context.tools or () if t.name == call.name), None)
+        if tool is None:
+            return _Outcome(call, f"Tool {call.name} not found")
+        try:
+            raw = call.arguments
+            arguments = tool.prepare_arguments(raw)
+            if inspect.isawaitable(arguments):
+                arguments = await arguments
+            target = call
+            if arguments is not raw:
+                if not isinstance(arguments, dict):
+                    raise TypeError(
+                        f"prepare_arguments of tool {tool.name!r} must return a dict, "
+                        f"not {type(arguments).__name__}"
+                    )
+                target = ToolCall(call.id, call.name, arguments, call.thought_signature)
+            args = _validate(tool, target)
+            hook = self.config.before_tool_call
+            if hook is not None:
+                decision = await invoke(
+                    hook, BeforeToolCallContext(message, call, args, self.context), self.signal
+                )
+                _check_hook_result("before_tool_call", decision, BeforeToolCallResult)
+                if decision is not None and decision.block:
+                    return _Outcome(call, decision.reason or BLOCKED_MESSAGE)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            return _Outcome(call, _describe_failure(exc))
+        return _Prepared(call, tool, args)
+
+    def start(self, prepared: _Prepared) -> None:
+        if self.signal.aborted:
+            return
+        task = self.loop.create_task(self.execute(prepared))
+        prepared.task = task
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+
+    async def execute(self, prepared: _Prepared) -> tuple[AgentToolResult, bool]:
+        call = prepared.call
+
+        def on_update(partial: object) -> None:
+            if threading.get_ident() != self.loop_thread:
+                self.loop.call_soon_threadsafe(on_update, partial)
+                return
+            if prepared.finished:
+                return
+            event = ToolExecutionUpdateEvent(
+                call.id, call.name, call.arguments, as_tool_result(partial)
+            )
+            prepared.updates = self.loop.create_task(self._chain(prepared.updates, event))
+
+        try:
+            work: Awaitable[Any] = run_tool(
+                prepared.tool, call.id, prepared.args, self.signal, on_update
+            )
+            if self.observation is not None:
+                work = self.observation.execute_tool(call, work)
+            value = await work
+            return as_tool_result(value), False
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            return error_tool_result(_describe_failure(exc)), True
+        finally:
+            prepared.finished = True
+
+    async def _chain(self, previous: asyncio.Task[None] | None, event: AgentEvent) -> None:
+        # Updates of one call are delivered in order, each after the one before.
+        if previous is not None:
+            await asyncio.wait([previous])
+        await self.emit_deferring(event)
+
+    async def finish(self, message: AssistantMessage, slot: _Slot) -> ToolResultMessage:
+        call = slot.call
+        if isinstance(slot, _Outcome):
+            return await self._emit_result(call, slot.result, True)
+        task = slot.task
+        if task is None:
+            result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
+        else:
+            if not task.done():
+                await asyncio.wait([task])
+            if task.cancelled():
+                slot.finished = True
+                result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
+            else:
+                result, is_error = task.result()
+        if slot.updates is not None and not slot.updates.done():
+            await asyncio.wait([slot.updates])
+        hook = self.config.after_tool_call
+        if hook is not None:
+            try:
+                override = await invoke(
+                    hook,
+                    AfterToolCallContext(message, call, slot.args, result, is_error, self.context),
+                    self.signal,
+                )
+                _check_hook_result("after_tool_call", override, AfterToolCallResult)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                result, is_error = error_tool_result(_describe_failure(exc)), True
+            else:
+                if override is not None:
+                    result = AgentToolResult(
+                        override.content if override.content is not None else result.content,
+                        override.details if override.details is not None else result.details,
+                    )
+                    if override.is_error is not None:
+                        is_error = override.is_error
+        return await self._emit_result(call, result, is_error)
+
+    async def _emit_result(
+        self, call: ToolCall, result: AgentToolResult, is_error: bool
+    ) -> ToolResultMessage:
+        await self.emit_deferring(ToolExecutionEndEvent(call.id, call.name, result, is_error))
+        message = ToolResultMessage(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            content=result.content,
+            is_error=is_error,
+            details=result.details,
+        )
+        await self.emit_deferring(MessageStartEvent(message))
+        await self.emit_deferring(MessageEndEvent(message))
+        return message

@@ -1,0 +1,192 @@
+"""A local turn's request: the ChatML prompt, the tools' grammars and the settings."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
+from tau.ai.local_models import gguf_path
+from tau.ai.providers.llama_cpp.options import LlamaCppOptions
+from tau.ai.types import ImageContent, TextContent, Tool, ToolCall
+from tau.ai.utils.sanitize import sanitize_surrogates
+
+__all__ = ["LocalRequest", "Settings", "build_request", "render_prompt"]
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
+DEFAULT_TEMPERATURE = 0.0  # greedy: small models wander when sampled, and runs repeat
+MAX_CALLS_PER_TURN = 8
+# A message starts with the header of the format the system prompt shows (see the package
+# docstring for why its first token is constrained).
+MESSAGE_PREFIX = "message:\n"
+# One token that starts with neither whitespace nor the opener of a placeholder or an object.
+_OPENING_GBNF = "root ::= [^<{\\x00-\\x20] [^\\x00-\\x20]*\n"
+
+
+@dataclass(slots=True)
+class Settings:
+    """How to sample: the temperature and the output budget in tokens."""
+
+    temperature: float
+    max_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class LocalRequest:
+    """What one local turn needs: the model file, the prompt, the tools and the settings."""
+
+    path: Path
+    n_ctx: int
+    prompt: str
+    tools: list[Tool]
+    previous_calls: list[ToolCall]
+    """Calls made since the last user message: a repeat of one is answered with text."""
+    settings: Settings
+
+
+def build_request(model: Model, context: Context, options: LlamaCppOptions) -> LocalRequest:
+    """The turn for ``context`` (the model file is located, not loaded)."""
+    temperature = options.get("temperature")
+    return LocalRequest(
+        path=gguf_path(model),
+        n_ctx=model.context_window,
+        prompt=render_prompt(context),
+        tools=list(context.tools or []),
+        previous_calls=_calls_since_last_user(context),
+        settings=Settings(
+            temperature=DEFAULT_TEMPERATURE if temperature is None else float(temperature),
+            max_tokens=int(options.get("max_tokens") or model.max_tokens),
+        ),
+    )
+
+
+def _tool_section(tools: Sequence[Tool]) -> str:
+    lines = ["", "", "You have access to the following functions:"]
+    for tool in tools:
+        lines.append("")
+        lines.append(f"functions.{tool.name}:")
+        if tool.description:
+            lines.append(f"// {tool.description}")
+        lines.append(json.dumps(_without_titles(tool.json_schema)))
+    lines.extend(
+        [
+            "",
+            "Respond to the user with either a single message or one or more function calls.",
+            "",
+            "To respond with a message, begin with 'message:', in this format:",
+            "",
+            "message:",
+            "<message>",
+            "",
+            "To call functions, begin each call with 'functions.<function_name>:', in this format:",
+            "",
+            "functions.<function_name>:",
+            '{ "arg1": "value1", "arg2": "value2" }',
+        ]
+    )
+    return "\n".join(lines)
+
+
+def _without_titles(schema: Any) -> Any:
+    """The schema without pydantic's ``title`` keywords: noise that costs a small model its focus."""
+    if isinstance(schema, list):
+        return [_without_titles(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            # Names here are property names, not keywords: a property may be called "title".
+            out[key] = {name: _without_titles(sub) for name, sub in value.items()}
+        else:
+            out[key] = _without_titles(value)
+    return out
+
+
+def _turn(role: str, body: str) -> str:
+    return f"<|im_start|>{role}\n{body}<|im_end|>\n"
+
+
+def _user_text(content: str | list[TextContent | ImageContent]) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(
+        b.text if isinstance(b, TextContent) else "(image omitted: this model reads text only)"
+        for b in content
+    )
+
+
+def render_prompt(context: Context) -> str:
+    """The ChatML prompt for ``context``, ending where the assistant's answer begins."""
+    tools = context.tools or []
+    system = context.system_prompt or DEFAULT_SYSTEM_PROMPT
+    parts = [_turn("system", system + (_tool_section(tools) if tools else ""))]
+    for message in context.messages:
+        if isinstance(message, UserMessage):
+            parts.append(_turn("user", _user_text(message.content)))
+        elif isinstance(message, AssistantMessage):
+            if message.stop_reason in ("error", "aborted") and not message.content:
+                continue
+            body: list[str] = []
+            text = message.text
+            if text:
+                body.append(f"{MESSAGE_PREFIX}{text}" if tools else text)
+            for call in message.tool_calls:
+                body.append(f"functions.{call.name}:\n{json.dumps(call.arguments)}")
+            if body:
+                parts.append(_turn("assistant", "\n".join(body)))
+        elif isinstance(message, ToolResultMessage):
+            # ChatML has no tool role this model knows: the result comes back as a user turn
+            # that names the function, which is what lets it answer instead of calling again.
+            label = "error" if message.is_error else "result"
+            parts.append(
+                _turn(
+                    "user", f"functions.{message.tool_name} {label}:\n{_user_text(message.content)}"
+                )
+            )
+    parts.append("<|im_start|>assistant\n")
+    # Lone surrogates (undecodable bytes of a terminal) cannot be encoded for the tokenizer.
+    return sanitize_surrogates("".join(parts))
+
+
+def _literal(text: str) -> str:
+    # GBNF string literals use JSON's escapes.
+    return json.dumps(text)
+
+
+def choice_grammar(tools: Sequence[Tool], *, first: bool) -> LlamaGrammar:
+    calls = " | ".join(_literal(f"functions.{t.name}:") for t in tools)
+    # The first choice must pick one; after a call, the empty match lets the turn end.
+    root = f'root ::= "message:" | {calls}\n' if first else f"root ::= ({calls})?\n"
+    return LlamaGrammar.from_string(root, verbose=False)
+
+
+def opening_grammar() -> LlamaGrammar:
+    """The first token of a message: no whitespace, no ``<`` or ``{`` (a small model's copy of
+    its prompt starts there)."""
+    return LlamaGrammar.from_string(_OPENING_GBNF, verbose=False)
+
+
+def arguments_grammar(tool: Tool) -> LlamaGrammar:
+    try:
+        return LlamaGrammar.from_json_schema(json.dumps(tool.json_schema), verbose=False)
+    except Exception:
+        # A schema the converter cannot express still gets well-formed JSON.
+        return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+
+
+def _calls_since_last_user(context: Context) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    for message in reversed(context.messages):
+        if isinstance(message, UserMessage):
+            break
+        if isinstance(message, AssistantMessage):
+            calls.extend(message.tool_calls)
+    return calls

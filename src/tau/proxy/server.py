@@ -1,0 +1,275 @@
+"""The tau proxy server: :func:`tau.ai.stream_simple` over HTTP + SSE, keys kept server-side.
+
+Needs the ``[server]`` extra (Starlette and uvicorn). Start it with one command::
+
+    TAU_PROXY_TOKEN=s3cret python -m tau.proxy --port 8787 \\
+        --model anthropic/claude-sonnet-4-5 --model openai/gpt-5-mini
+
+(``--token`` works too, but a token on the command line is visible to other local users.)
+Clients use :func:`tau.proxy.stream_proxy` with the same token. Or mount the ASGI app from
+:func:`create_proxy_app` in your own server.
+
+One endpoint, ``POST /api/stream`` (wire format in :mod:`tau.proxy.client`). Checks, in order,
+before anything is streamed:
+
+* ``401`` unless ``Authorization: Bearer <token>`` matches (compared in constant time; the
+  body is not even read);
+* ``413`` if the body is larger than ``max_body_bytes`` (by ``Content-Length`` or while
+  reading a chunked body);
+* ``400`` for a body that is not a valid request (the message says what is wrong);
+* ``403`` unless the model (provider and id) is on the allow-list.
+
+Hardening beyond pi's reference server: the request's model only *selects* one of the
+server's own models (its base URL, headers and compat come from the server, so a client
+cannot point the server's keys at another host), and only the options ``temperature``,
+``maxTokens``, ``reasoning``, ``thinkingBudgets`` and ``sessionId`` are accepted (type-checked).
+A client that disconnects cancels its upstream request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+try:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.routing import Route
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "tau.proxy.server needs the [server] extra: pip install 'tau[server]'"
+    ) from exc
+
+import jiter
+
+from tau.ai import (
+    AssistantMessageEventStream,
+    Model,
+    SerializationError,
+    find_model,
+    load_context,
+    load_model,
+    stream_simple,
+)
+from tau.proxy.client import encode_proxy_event
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "StreamFn", "create_proxy_app", "main"]
+
+StreamFn: TypeAlias = Callable[
+    ..., "AssistantMessageEventStream | Awaitable[AssistantMessageEventStream]"
+]
+"""What serves a request: ``(model, context, **options) -> stream`` (or an awaitable of one),
+like :func:`tau.ai.stream_simple`, the default."""
+
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+_LEVELS = ("minimal", "low", "medium", "high", "xhigh")
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
+    return JSONResponse({"error": message}, status_code=status, headers=dict(headers or {}))
+
+
+def _parse_options(raw: Any) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _BadRequest(400, "options must be an object")
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if value is None:
+            continue
+        if key == "temperature":
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise _BadRequest(400, "options.temperature must be a number")
+            out["temperature"] = float(value)
+        elif key == "maxTokens":
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise _BadRequest(400, "options.maxTokens must be a positive integer")
+            out["max_tokens"] = value
+        elif key == "reasoning":
+            if value not in _LEVELS:
+                raise _BadRequest(400, f"options.reasoning must be one of {', '.join(_LEVELS)}")
+            out["reasoning"] = value
+        elif key == "thinkingBudgets":
+            if not isinstance(value, dict) or not all(
+                k in _LEVELS and isinstance(v, int) and not isinstance(v, bool)
+                for k, v in value.items()
+            ):
+                raise _BadRequest(400, "options.thinkingBudgets must map levels to integers")
+            out["thinking_budgets"] = dict(value)
+        elif key == "sessionId":
+            if not isinstance(value, str):
+                raise _BadRequest(400, "options.sessionId must be a string")
+            out["session_id"] = value
+        else:
+            raise _BadRequest(400, f"option {key!r} is not accepted by this proxy")
+    return out
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise _BadRequest(400, "invalid Content-Length")
+        if int(declared) > limit:
+            raise _BadRequest(413, f"request body too large (limit {limit} bytes)")
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _BadRequest(413, f"request body too large (limit {limit} bytes)")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def create_proxy_app(
+    *,
+    token: str,
+    models: Sequence[Model],
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    stream_fn: StreamFn | None = None,
+    stream_options: Mapping[str, Any] | None = None,
+) -> Starlette:
+    """The ASGI app of the proxy.
+
+    ``models`` is the allow-list: a request names a model by provider and id and is served
+    with the server's own :class:`~tau.ai.Model`. ``stream_fn`` defaults to
+    :func:`tau.ai.stream_simple` (keys from the server's environment); ``stream_options`` are
+    added to every call (``api_key``, ``headers``, ``timeout``…) and win over the client's.
+    """
+    if not token:
+        raise ValueError("the proxy needs a non-empty token")
+    if not models:
+        raise ValueError("the proxy needs at least one allowed model")
+    allowed = {(m.provider, m.id): m for m in models}
+    expected = f"Bearer {token}".encode()
+    extra = dict(stream_options or {})
+    call: StreamFn = stream_fn or stream_simple
+
+    async def stream_endpoint(request: Request) -> Response:
+        given = request.headers.get("authorization", "").encode()
+        if not hmac.compare_digest(given, expected):
+            return _error(401, "missing or invalid bearer token", {"www-authenticate": "Bearer"})
+        try:
+            body = await _read_body(request, max_body_bytes)
+            try:
+                data = jiter.from_json(body)
+            except ValueError as exc:
+                raise _BadRequest(400, f"the body is not valid JSON: {exc}") from exc
+            if not isinstance(data, dict):
+                raise _BadRequest(400, "the body must be a JSON object")
+            try:
+                requested = load_model(data.get("model"), "model")
+                context = load_context(data.get("context"), "context")
+            except SerializationError as exc:
+                raise _BadRequest(400, str(exc)) from exc
+            options = _parse_options(data.get("options"))
+            model = allowed.get((requested.provider, requested.id))
+            if model is None:
+                raise _BadRequest(
+                    403, f"model {requested.provider}/{requested.id} is not allowed on this proxy"
+                )
+        except _BadRequest as exc:
+            return _error(exc.status, str(exc))
+        made = call(model, context, **{**options, **extra})
+        stream = made if hasattr(made, "__aiter__") else await made
+        return StreamingResponse(
+            _sse(stream),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+        )
+
+    return Starlette(routes=[Route("/api/stream", stream_endpoint, methods=["POST"])])
+
+
+async def _sse(stream: Any) -> AsyncIterator[bytes]:
+    dumps = json.dumps
+    try:
+        async for event in stream:
+            payload = dumps(encode_proxy_event(event), separators=(",", ":"), ensure_ascii=False)
+            yield f"data: {payload}\n\n".encode()
+    finally:
+        # The client went away (or the stream ended): stop the upstream request.
+        await stream.aclose()
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _resolve_models(specs: Sequence[str], models_file: str | None) -> list[Model]:
+    models: list[Model] = []
+    for spec in specs:
+        provider, sep, model_id = spec.partition("/")
+        if not sep or not provider or not model_id:
+            raise ValueError(f"--model {spec!r}: use provider/model-id")
+        model = find_model(provider, model_id)
+        if model is None:
+            raise ValueError(f"--model {spec!r}: not in the model catalog (use --models-file)")
+        models.append(model)
+    if models_file:
+        with open(models_file, "rb") as fh:
+            data = jiter.from_json(fh.read())
+        items = data if isinstance(data, list) else [data]
+        models.extend(load_model(item, f"{models_file}[{i}]") for i, item in enumerate(items))
+    return models
+
+
+def main(argv: Sequence[str] | None = None, *, serve: Callable[..., Any] | None = None) -> int:
+    """``python -m tau.proxy``: parse the arguments and serve until stopped."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tau.proxy",
+        description="Serve tau.ai stream_simple over HTTP+SSE with bearer-token auth.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8787, help="port to bind (8787)")
+    parser.add_argument("--token", help="bearer token clients must send (or TAU_PROXY_TOKEN)")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="PROVIDER/ID",
+        help="allow a catalog model (repeatable)",
+    )
+    parser.add_argument("--models-file", help="JSON file with pi-format model objects to allow")
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=DEFAULT_MAX_BODY_BYTES,
+        help=f"largest accepted request body ({DEFAULT_MAX_BODY_BYTES})",
+    )
+    args = parser.parse_args(argv)
+    token = args.token or os.environ.get("TAU_PROXY_TOKEN")
+    if not token:
+        parser.error("a token is required: --token or the TAU_PROXY_TOKEN environment variable")
+    try:
+        models = _resolve_models(args.model, args.models_file)
+    except (OSError, ValueError) as exc:
+        parser.error(str(exc))
+    if not models:
+        parser.error("allow at least one model with --model or --models-file")
+    app = create_proxy_app(token=token, models=models, max_body_bytes=args.max_body_bytes)
+    if serve is None:
+        import uvicorn
+
+        serve = uvicorn.run
+    names = ", ".join(f"{m.provider}/{m.id}" for m in models)
+    print(f"tau proxy on http://{args.host}:{args.port}/api/stream for {names}", file=sys.stderr)
+    serve(app, host=args.host, port=args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
