@@ -59,13 +59,21 @@ async def wait_for_lines(path: Path, count: int, limit: float = 30.0) -> None:
         await asyncio.sleep(0.02)
 
 
-async def test_ctrl_c_then_resume_runs_every_item_once_and_pays_for_none_twice(
+async def ten_lines_into_a_run(
     llm: FakeLLM, tmp_path: Path
-) -> None:
+) -> tuple[asyncio.subprocess.Process, Path, Path, dict[str, str]]:
+    """A batch child process that has written 10 results: (child, input, output, prompts)."""
     source, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     prompts = write_input(source)
     child = await start(str(SCRIPT), llm.url, str(source), str(output))
     await wait_for_lines(output, 10)
+    return child, source, output, prompts
+
+
+async def test_ctrl_c_then_resume_runs_every_item_once_and_pays_for_none_twice(
+    llm: FakeLLM, tmp_path: Path
+) -> None:
+    child, source, output, prompts = await ten_lines_into_a_run(llm, tmp_path)
     child.send_signal(signal.SIGINT)
     _, err = await asyncio.wait_for(child.communicate(), 60)
     assert child.returncode == 130, err.decode()
@@ -90,10 +98,7 @@ async def test_ctrl_c_then_resume_runs_every_item_once_and_pays_for_none_twice(
 async def test_sigkill_then_resume_leaves_whole_lines_and_every_id_once(
     llm: FakeLLM, tmp_path: Path
 ) -> None:
-    source, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
-    prompts = write_input(source)
-    child = await start(str(SCRIPT), llm.url, str(source), str(output))
-    await wait_for_lines(output, 10)
+    child, source, output, prompts = await ten_lines_into_a_run(llm, tmp_path)
     child.kill()
     await child.wait()
     first = lines(output)  # whole lines only

@@ -34,14 +34,13 @@ Waiting requests are served in arrival order (an :class:`asyncio.Lock` is fair).
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tau.ai import Context, ImageContent, TextContent, ThinkingContent, ToolCall
+from tau.ai import Context, ImageContent, context_chars
 
 __all__ = ["IMAGE_TOKENS", "ProviderLimiter", "RateLimit", "estimate_prompt_tokens"]
 
@@ -227,22 +226,10 @@ class ProviderLimiter:
 
 def estimate_prompt_tokens(context: Context) -> int:
     """The prompt's size in tokens, estimated as characters / 4 (see the module docstring)."""
-    chars = len(context.system_prompt or "")
-    images = 0
-    for message in context.messages:
-        content = message.content
-        if isinstance(content, str):
-            chars += len(content)
-            continue
-        for block in content:
-            if isinstance(block, TextContent):
-                chars += len(block.text)
-            elif isinstance(block, ThinkingContent):
-                chars += len(block.thinking)
-            elif isinstance(block, ToolCall):
-                chars += len(block.name) + len(json.dumps(block.arguments))
-            elif isinstance(block, ImageContent):
-                images += 1
-    for tool in context.tools or ():
-        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.json_schema))
-    return (chars + 3) // 4 + images * IMAGE_TOKENS
+    images = sum(
+        isinstance(block, ImageContent)
+        for message in context.messages
+        if not isinstance(message.content, str)
+        for block in message.content
+    )
+    return (context_chars(context, tools=True) + 3) // 4 + images * IMAGE_TOKENS
