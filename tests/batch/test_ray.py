@@ -1,20 +1,25 @@
 """The Ray backend on a local Ray started here (``ray.init(num_cpus=2)``, once for the module):
-items spread over two workers, the rate limit held for the whole cluster, a killed worker."""
+items spread over two workers, the rate limit held for the whole cluster, `tau batch --ray
+ADDRESS` joining it, a killed worker."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tau.batch import RateLimit, read_results, run_batch
+from tests.cli.conftest import clean_env
 from tests.conftest import REPO
 
 from .agents import HttpAgent, pid_agent, slow_agent
 from .fake_llm import FakeLLM
+from .test_cli import output_ids, write_input
 from .test_http import most_in_a_window, prompts
 from .test_local import collect, items
 
@@ -73,6 +78,43 @@ async def test_the_rate_limit_holds_for_the_whole_cluster() -> None:
         assert most_in_a_window(times, [1] * 30, window) <= 10 * window + 10 + 1
 
 
+async def wait_until_gone(prefix: str) -> None:
+    """Until no actor named ``prefix…`` is alive (Ray's kill is asynchronous: give its control
+    store a moment to list them dead)."""
+    for _ in range(100):
+        if not [n for n in ray.util.list_named_actors() if n.startswith(prefix)]:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"actors {prefix}… still alive: {ray.util.list_named_actors()}")
+
+
+async def test_tau_batch_joins_a_running_cluster(tmp_path: Path) -> None:
+    # `tau batch --ray ADDRESS` is a second driver on the cluster: its workers and limiter
+    # leave with it, the cluster stays.
+    source, output = write_input(tmp_path / "in.jsonl", 30), tmp_path / "out.jsonl"
+    address = ray.get_runtime_context().gcs_address
+    args = ["batch", str(source), "-o", str(output), "-m", "faux/echo", "--ray", address]
+    # A driver joining a cluster needs the cluster's token, which ray.init wrote in this
+    # process's home (the user's tau runs with a home of its own).
+    token = Path.home() / ".ray" / "auth_token"
+    env = clean_env(tmp_path, **({"RAY_AUTH_TOKEN_PATH": str(token)} if token.exists() else {}))
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "tau.cli", *args, "--concurrency", "4"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "30 of 30 items done this run (30 ok, 0 error, 0 limited)" in done.stdout
+    assert sorted(output_ids(output)) == sorted(f"r{n}" for n in range(30))
+    await wait_until_gone("tau-batch-")
+    assert ray.cluster_resources().get("CPU") == 2  # the cluster is still up
+
+
 async def test_a_killed_worker_loses_no_items(tmp_path: Path) -> None:
     output = tmp_path / "out.jsonl"
     batch = run_batch(
@@ -90,12 +132,4 @@ async def test_a_killed_worker_loses_no_items(tmp_path: Path) -> None:
     written = [r.id for r in read_results(output)]
     assert len(written) == 40 and set(written) == {f"item-{n}" for n in range(40)}
     assert all(r.status == "ok" for r in results)
-    # The run's actors (workers, replacement, limiter) are all gone; Ray's kill is
-    # asynchronous, so give its control store a moment to list them dead.
-    run = killed.rsplit("-", 2)[0]
-    for _ in range(100):
-        if not [n for n in ray.util.list_named_actors() if n.startswith(run)]:
-            break
-        await asyncio.sleep(0.1)
-    else:
-        raise AssertionError(f"actors of {run} still alive: {ray.util.list_named_actors()}")
+    await wait_until_gone(killed.rsplit("-", 2)[0])  # the workers, replacement, limiter
