@@ -136,6 +136,7 @@ PI_NAMES = {
     "supports_strict_mode": "supportsStrictMode",
     "supports_prompt_cache_key": "supportsPromptCacheKey",
     "accepts_empty_tools": "acceptsEmptyTools",
+    "json_output": "jsonOutput",
 }
 
 
@@ -157,6 +158,7 @@ def test_every_field_round_trips_through_json_in_pi_names() -> None:
         supports_strict_mode=False,
         supports_prompt_cache_key=False,
         accepts_empty_tools=True,
+        json_output="json_object",
     )
     assert set(PI_NAMES) == {f.name for f in fields(OpenAICompletionsCompat)}
     data = json.loads(json.dumps(dump_model(model(compat=compat))))
@@ -182,3 +184,11 @@ def test_detection_decides_every_field() -> None:
     for m in (model(), model("zai", "https://api.z.ai/api/paas/v4"), model("x", "http://h")):
         detected = detect_compat(m)
         assert [f.name for f in fields(detected) if getattr(detected, f.name) is None] == []
+
+
+def test_json_output_is_detected_per_endpoint() -> None:
+    assert detect_compat(model()).json_output == "json_schema"
+    assert detect_compat(model(base_url="https://api.deepseek.com/v1")).json_output == "json_object"
+    assert detect_compat(model(provider="zai", base_url="https://api.z.ai/api")).json_output == (
+        "json_object"
+    )

@@ -9,6 +9,8 @@
 * :class:`RunObserver`, :func:`set_run_observer` — the seam tracing (``tau.telemetry``) uses.
 * :class:`UsageLimits`, :class:`RunUsage` — how much a run may use, and what it used
   (``Agent(usage_limits=..., fallback_models=[...])``; see :mod:`tau.agent.usage`).
+* ``Agent(output_type=...)``, :class:`ModelRetry` — runs that end on a validated output
+  (see :mod:`tau.agent.output`); :class:`OutputUpdateEvent` streams it as it forms.
 * :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
   tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
@@ -23,6 +25,7 @@ from tau.agent.events import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    OutputUpdateEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
@@ -56,6 +59,7 @@ from tau.agent.observe import (
     get_run_observer,
     set_run_observer,
 )
+from tau.agent.output import ModelRetry, OutputValidator
 from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,
@@ -109,6 +113,9 @@ __all__ = [
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "ModelRetry",
+    "OutputUpdateEvent",
+    "OutputValidator",
     "QueueMode",
     "RunInfo",
     "RunObservation",

@@ -53,6 +53,11 @@ its totals, live; ``prompt()`` starts them from zero and ``continue_()`` counts 
 stopped by a limit goes on, after the limit is raised, within the same totals.
 ``fallback_models`` are tried in order when the model fails before it has streamed anything
 (:func:`tau.ai.fallback_stream_fn`); each failed attempt is a ``fallback`` event.
+
+Typed output: ``Agent(output_type=City)`` makes every run end on a validated ``City`` (tools
+may come first), on ``result.output`` and ``state.output``; ``@agent.output_validator``
+functions check it and raise :class:`~tau.agent.ModelRetry` to have the model try again (see
+:mod:`tau.agent.output`).
 """
 
 from __future__ import annotations
@@ -61,12 +66,15 @@ import asyncio
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, Generic, Literal, TypeAlias, cast, overload
+
+from typing_extensions import TypeVar
 
 from tau.agent.events import AgentEvent
 from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
 from tau.agent.observe import RunObserver, resolve_run_observer
+from tau.agent.output import OutputValidator
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
@@ -88,6 +96,8 @@ from tau.ai import (
     AssistantMessage,
     ImageContent,
     Model,
+    OutputMode,
+    OutputSpec,
     PayloadHook,
     StopReason,
     TextContent,
@@ -111,6 +121,10 @@ BUSY_PROMPT = (
 BUSY_CONTINUE = "Agent is already processing. Wait for completion before continuing."
 NO_MODEL = "No model configured"
 
+OutputT = TypeVar("OutputT", default=Any)
+"""The type of a run's validated output."""
+V = TypeVar("V", bound=OutputValidator)
+
 
 @dataclass(slots=True)
 class AgentState:
@@ -130,10 +144,13 @@ class AgentState:
     """Why the last run failed or stopped early (provider error, abort), else None."""
     usage: RunUsage = field(default_factory=RunUsage)
     """The totals of the current or last run (``continue_()`` adds to them)."""
+    output: Any = None
+    """The validated output of the last run of an agent with an ``output_type`` (None while a
+    run is active, and after a run that failed: ``error`` says why)."""
 
 
 @dataclass(slots=True, kw_only=True)
-class RunResult:
+class RunResult(Generic[OutputT]):
     """What one run (``prompt()`` or ``continue_()``) produced.
 
     ``messages`` are the messages the run added to the transcript, in order: the input (for
@@ -142,12 +159,15 @@ class RunResult:
     ``error`` says why the run failed or stopped early (as ``state.error``), else None;
     ``aborted`` is true when ``abort()`` ended it, whatever the last message says (a run
     aborted while its tools ran ends on a message whose stop reason is ``toolUse``).
+    ``output`` is the validated output of an agent with an ``output_type`` (None when the run
+    failed: ``error`` then says why, e.g. ``No valid output (City) after 2 attempts: …``).
     """
 
     messages: list[AgentMessage]
     final_message: AssistantMessage | None
     error: str | None = None
     aborted: bool = False
+    output: OutputT | None = None
 
     @property
     def text(self) -> str:
@@ -166,9 +186,80 @@ class RunResult:
         return final.stop_reason
 
 
-class Agent:
-    """An agent: state, queues and listeners around :func:`~tau.agent.run_agent_loop`."""
+class Agent(Generic[OutputT]):
+    """An agent: state, queues and listeners around :func:`~tau.agent.run_agent_loop`.
 
+    With ``output_type``, each run ends on a validated output (``Agent[City]`` for a model
+    ``City``): see :mod:`tau.agent.output` for ``output_mode``, ``output_retries`` and
+    ``output_validators``.
+    """
+
+    @overload
+    def __init__(
+        self: Agent[OutputT],
+        *,
+        model: Model | None = ...,
+        system_prompt: str = ...,
+        thinking_level: AgentThinkingLevel = ...,
+        tools: Sequence[AgentTool] = ...,
+        messages: Sequence[AgentMessage] = ...,
+        convert_to_llm: ConvertToLlm = ...,
+        transform_context: TransformContext | None = ...,
+        steering_mode: QueueMode = ...,
+        follow_up_mode: QueueMode = ...,
+        stream_fn: StreamFn | None = ...,
+        session_id: str | None = ...,
+        get_api_key: GetApiKey | None = ...,
+        on_payload: PayloadHook | None = ...,
+        thinking_budgets: ThinkingBudgets | None = ...,
+        max_retry_delay_ms: int | None = ...,
+        tool_execution: ToolExecutionMode = ...,
+        before_tool_call: BeforeToolCall | None = ...,
+        after_tool_call: AfterToolCall | None = ...,
+        stream_options: Mapping[str, Any] | None = ...,
+        usage_limits: UsageLimits | None = ...,
+        fallback_models: Sequence[Model] = ...,
+        name: str = ...,
+        instrument: RunObserver | bool | None = ...,
+        tool_sources: Sequence[ToolSource] = ...,
+        output_type: type[OutputT] | OutputSpec[OutputT],
+        output_mode: OutputMode = ...,
+        output_retries: int = ...,
+        output_validators: Sequence[OutputValidator] = ...,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Agent[Any],
+        *,
+        model: Model | None = ...,
+        system_prompt: str = ...,
+        thinking_level: AgentThinkingLevel = ...,
+        tools: Sequence[AgentTool] = ...,
+        messages: Sequence[AgentMessage] = ...,
+        convert_to_llm: ConvertToLlm = ...,
+        transform_context: TransformContext | None = ...,
+        steering_mode: QueueMode = ...,
+        follow_up_mode: QueueMode = ...,
+        stream_fn: StreamFn | None = ...,
+        session_id: str | None = ...,
+        get_api_key: GetApiKey | None = ...,
+        on_payload: PayloadHook | None = ...,
+        thinking_budgets: ThinkingBudgets | None = ...,
+        max_retry_delay_ms: int | None = ...,
+        tool_execution: ToolExecutionMode = ...,
+        before_tool_call: BeforeToolCall | None = ...,
+        after_tool_call: AfterToolCall | None = ...,
+        stream_options: Mapping[str, Any] | None = ...,
+        usage_limits: UsageLimits | None = ...,
+        fallback_models: Sequence[Model] = ...,
+        name: str = ...,
+        instrument: RunObserver | bool | None = ...,
+        tool_sources: Sequence[ToolSource] = ...,
+        output_type: Any = ...,
+        output_mode: OutputMode = ...,
+        output_retries: int = ...,
+        output_validators: Sequence[OutputValidator] = ...,
+    ) -> None: ...
     def __init__(
         self,
         *,
@@ -196,6 +287,10 @@ class Agent:
         name: str = "tau",
         instrument: RunObserver | bool | None = None,
         tool_sources: Sequence[ToolSource] = (),
+        output_type: Any = None,
+        output_mode: OutputMode = "auto",
+        output_retries: int = 1,
+        output_validators: Sequence[OutputValidator] = (),
     ) -> None:
         self._state = AgentState(
             system_prompt=system_prompt,
@@ -237,6 +332,17 @@ class Agent:
         ``tau.telemetry.InstrumentationSettings`` is on for this agent."""
         self.tool_sources: list[ToolSource] = list(tool_sources)
         """Asked for their tools before every turn (MCP servers): see :mod:`tau.agent.mcp`."""
+        if output_retries < 0:
+            raise ValueError(f"output_retries must be 0 or more, got {output_retries}")
+        self.output_type: OutputSpec[Any] | None = (
+            None if output_type is None else OutputSpec.of(output_type)
+        )
+        """What each run must end on (resolved once: a bad type fails here), or None."""
+        self.output_mode: OutputMode = output_mode
+        self.output_retries = output_retries
+        """How many times a rejected output is sent back before the run fails."""
+        self.output_validators: list[OutputValidator] = list(output_validators)
+        """Run in order on each validated output (see :meth:`output_validator`)."""
         self._listeners: dict[AgentListener, None] = {}
         self._listener_snapshot: tuple[AgentListener, ...] = ()
         self._steering: list[AgentMessage] = []
@@ -281,6 +387,16 @@ class Agent:
         """Empty the transcript."""
         self._state.messages = []
 
+    def output_validator(self, validator: V) -> V:
+        """Decorator: add ``validator`` to :attr:`output_validators`.
+
+        It receives the validated output (sync or async), returns the output to keep (None
+        keeps it as it is) and raises :class:`~tau.agent.ModelRetry` to send a message to the
+        model and have it try again.
+        """
+        self.output_validators.append(validator)
+        return validator
+
     # ----------------------------------------------------------------------- listeners
 
     def subscribe(self, listener: AgentListener) -> Callable[[], None]:
@@ -311,6 +427,7 @@ class Agent:
                 state.error = message.error_message
         elif event.type == "agent_end":
             state.stream_message = None
+            state.output = event.output
             self._run_messages = event.messages
             controller = self._controller
             if controller is not None and controller.signal.aborted and state.error is None:
@@ -386,7 +503,7 @@ class Agent:
         self,
         input: str | AgentMessage | Sequence[AgentMessage],
         images: Sequence[ImageContent] | None = None,
-    ) -> RunResult:
+    ) -> RunResult[OutputT]:
         """Run the agent on a new input until it is idle; returns what the run produced.
 
         ``input`` is text (one user message, with ``images`` after it), a message, or several
@@ -406,7 +523,7 @@ class Agent:
         self._state.usage = RunUsage()
         return await self._run(messages)
 
-    async def continue_(self) -> RunResult:
+    async def continue_(self) -> RunResult[OutputT]:
         """Run from the transcript as it is: a retry, or queued messages after an answer.
 
         With an assistant message last, the queued steering messages (else follow-ups) are
@@ -457,6 +574,7 @@ class Agent:
         ``wait_for_idle()`` first.
         """
         state = self._state
+        state.output = None
         if state.is_streaming:
             raise AgentError("Agent is processing: call abort() and wait_for_idle() before reset()")
         state.messages = []
@@ -476,7 +594,7 @@ class Agent:
 
     async def _run(
         self, messages: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
-    ) -> RunResult:
+    ) -> RunResult[OutputT]:
         state = self._state
         model = state.model
         if model is None:
@@ -488,6 +606,7 @@ class Agent:
         state.is_streaming = True
         state.stream_message = None
         state.error = None
+        state.output = None
         self._controller = controller
         self._idle = idle
         self._run_task = asyncio.current_task()
@@ -527,6 +646,10 @@ class Agent:
             name=self.name,
             instrument=self.instrument,
             tool_sources=list(self.tool_sources),
+            output_type=self.output_type,
+            output_mode=self.output_mode,
+            output_retries=self.output_retries,
+            output_validators=list(self.output_validators),
         )
         try:
             if messages is None:
@@ -558,6 +681,7 @@ class Agent:
             final_message=final,
             error=state.error,
             aborted=controller.signal.aborted,
+            output=state.output,
         )
 
 

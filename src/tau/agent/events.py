@@ -17,7 +17,13 @@ assistant message's ``message_start``; a failed attempt sends nothing else. With
 ``restart_on_midstream_error`` a ``fallback`` whose attempt is ``discarded`` may also come
 between ``message_update`` events: the next ``message_update`` then carries a ``start``
 provider event and a new ``message``, and what was shown of the old one is void.
-``agent_end`` carries the run's :class:`~tau.agent.RunUsage` totals.
+``agent_end`` carries the run's :class:`~tau.agent.RunUsage` totals, and its validated
+``output`` when the run has an ``output_type`` (see :mod:`tau.agent.output`).
+
+With an ``output_type``, ``output_update`` events carry the output as it forms: one right
+after the ``message_update`` whose delta changed the partial output, and one between the last
+``turn_end`` and ``agent_end`` when the validated output differs from the last partial. Each
+value comes once; the last one is the output.
 
 ``message_update`` is the per-token event: its ``message`` is the live partial message (the
 same object every time, never a copy — copy it if you keep it) and
@@ -67,6 +73,7 @@ __all__ = [
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
+    "OutputUpdateEvent",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
@@ -90,15 +97,20 @@ class AgentStartEvent:
 
 
 class AgentEndEvent:
-    """The run is over; ``messages`` is every message it added, in order, and ``usage`` the
-    run's totals (tokens, cost, turns, requests and tool calls)."""
+    """The run is over; ``messages`` is every message it added, in order, ``usage`` the run's
+    totals (tokens, cost, turns, requests and tool calls), and ``output`` the validated output
+    of a run with an ``output_type`` (None otherwise, or when the run failed: its last message
+    then says why)."""
 
-    __slots__ = ("messages", "usage")
+    __slots__ = ("messages", "output", "usage")
     type: ClassVar[Literal["agent_end"]] = "agent_end"
 
-    def __init__(self, messages: list[AgentMessage], usage: RunUsage | None = None) -> None:
+    def __init__(
+        self, messages: list[AgentMessage], usage: RunUsage | None = None, output: Any = None
+    ) -> None:
         self.messages = messages
         self.usage = usage if usage is not None else RunUsage()
+        self.output = output
 
     def __repr__(self) -> str:
         return f"AgentEndEvent(messages=<{len(self.messages)}>)"
@@ -168,6 +180,21 @@ class MessageEndEvent:
 
     def __repr__(self) -> str:
         return f"MessageEndEvent(role={self.message.role!r})"
+
+
+class OutputUpdateEvent:
+    """The output as it forms: ``output`` is the new partial value (a partial pydantic model
+    is a ``Partial<Name>`` instance with None for what has not arrived), or the output itself
+    when it is the last one."""
+
+    __slots__ = ("output",)
+    type: ClassVar[Literal["output_update"]] = "output_update"
+
+    def __init__(self, output: Any) -> None:
+        self.output = output
+
+    def __repr__(self) -> str:
+        return f"OutputUpdateEvent({self.output!r})"
 
 
 class FallbackEvent:
@@ -256,6 +283,7 @@ AgentEvent: TypeAlias = (
     | ToolExecutionUpdateEvent
     | ToolExecutionEndEvent
     | FallbackEvent
+    | OutputUpdateEvent
 )
 """Any event of an agent run."""
 
@@ -271,6 +299,7 @@ AGENT_EVENT_TYPES: tuple[str, ...] = (
     "tool_execution_update",
     "tool_execution_end",
     "fallback",
+    "output_update",
 )
 
 
@@ -334,6 +363,10 @@ def dump_event(event: AgentEvent, *, compact: bool = False) -> dict[str, Any]:
     elif isinstance(event, AgentEndEvent):
         out["messages"] = [dump_agent_message(m) for m in event.messages]
         out["usage"] = event.usage.dump()
+        if event.output is not None:
+            out["output"] = _jsonable(event.output)
+    elif isinstance(event, OutputUpdateEvent):
+        out["output"] = _jsonable(event.output)
     elif isinstance(event, FallbackEvent):
         attempt = event.attempt
         following = attempt.next_model

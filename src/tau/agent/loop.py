@@ -47,6 +47,9 @@ Run control (not in pi): ``usage_limits`` are checked before each request, after
 and before tools run (:mod:`tau.agent.usage`), and a stream that falls back to other models
 (:class:`~tau.ai.FallbackEventStream`) has each failed attempt reported as a ``fallback``
 event and counted in the run's usage.
+
+Typed output (not in pi): with ``output_type`` the run ends once the model has delivered a
+valid output (:mod:`tau.agent.output`), which ``agent_end`` carries.
 """
 
 from __future__ import annotations
@@ -67,11 +70,13 @@ from tau.agent.events import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    OutputUpdateEvent,
     TurnEndEvent,
     TurnStartEvent,
 )
 from tau.agent.messages import AgentMessage, message_role
 from tau.agent.observe import RunInfo, RunObservation, resolve_run_observer
+from tau.agent.output import OutputRun
 from tau.agent.tool_batch import (
     ABORTED_TOOL_MESSAGE,
     BLOCKED_MESSAGE,
@@ -91,6 +96,7 @@ from tau.agent.types import (
 from tau.agent.usage import UsageGuard
 from tau.ai import (
     ABORTED_MESSAGE,
+    OUTPUT_TOOL_NAME,
     AbortController,
     AbortedError,
     AbortSignal,
@@ -180,6 +186,20 @@ class _Run(ToolBatch):
             if value is not None:
                 options[key] = value
         options["signal"] = self.signal
+        self.system_prompt = context.system_prompt
+        self.output: OutputRun | None = None
+        if config.output_type is not None:
+            self.output = output = OutputRun(
+                config.model,
+                config.output_type,
+                config.output_mode,
+                config.output_retries,
+                config.output_validators,
+            )
+            self.system_prompt, options = output.request(config.model, self.system_prompt, options)
+            if output.tool is not None:
+                self.fixed_tools = [*self.fixed_tools, output.tool]
+                self.context.tools = self.fixed_tools
         self.options = options
         self.guard = UsageGuard(config.usage_limits, config.usage)
         observer = resolve_run_observer(config.instrument)
@@ -205,7 +225,9 @@ class _Run(ToolBatch):
             raise SinkError(describe_error(exc)) from exc
 
     def agent_end(self) -> AgentEndEvent:
-        return AgentEndEvent(self.new_messages, self.guard.usage.copy())
+        output = self.output
+        value = output.value if output is not None and output.done else None
+        return AgentEndEvent(self.new_messages, self.guard.usage.copy(), value)
 
     async def report_fallbacks(self, failed: Sequence[FailedAttempt], reported: int) -> int:
         # Failed attempts of a fallback stream: counted, and announced before the answer.
@@ -250,6 +272,15 @@ class _Run(ToolBatch):
 
     async def run_loop(self) -> None:
         config = self.config
+        if self.output is not None and any(
+            t.name == OUTPUT_TOOL_NAME
+            for t in self.context.tools or ()
+            if t is not self.output.tool
+        ):
+            raise ValueError(
+                f"a tool is named {OUTPUT_TOOL_NAME!r}, the name of the output tool of a run "
+                "with an output_type: rename the tool"
+            )
         first_turn = True
         pending = await self.poll(config.get_steering_messages)
         while True:
@@ -290,16 +321,32 @@ class _Run(ToolBatch):
                 if self.signal.aborted:
                     await self.emit(self.agent_end())
                     return
+                retry: list[AgentMessage] = []
+                output = self.output
+                if output is not None:
+                    retry = await output.after_turn(message, results)
+                    if output.done:
+                        if not steering_after_tools:
+                            await self.end_with_output(output)
+                            return
+                        output.done = False  # redirected after the output: a new one is due
                 if steering_after_tools:
                     pending = steering_after_tools
                     steering_after_tools = None
                 else:
                     pending = await self.poll(config.get_steering_messages)
+                pending = [*retry, *pending]
             follow_ups = await self.poll(config.get_follow_up_messages)
             if follow_ups:
                 pending = follow_ups
                 continue
             break
+        await self.emit(self.agent_end())
+
+    async def end_with_output(self, output: OutputRun) -> None:
+        changed, value = output.settle()
+        if changed:
+            await self.emit(OutputUpdateEvent(value))
         await self.emit(self.agent_end())
 
     async def end_turn(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
@@ -363,7 +410,7 @@ class _Run(ToolBatch):
             llm_messages = await invoke(config.convert_to_llm, list(view))
             llm_context = Context(
                 messages=list(llm_messages),
-                system_prompt=self.context.system_prompt or None,
+                system_prompt=self.system_prompt or None,
                 tools=list(self.context.tools) if self.context.tools else None,
             )
             api_key = None
@@ -384,6 +431,9 @@ class _Run(ToolBatch):
             reported = 0
             iterator = response.__aiter__()
             emit = self.emit
+            output = self.output
+            if output is not None:
+                output.restart()
             try:
                 async for event in iterator:
                     kind = event.type
@@ -408,7 +458,13 @@ class _Run(ToolBatch):
                         reported = await self.report_fallbacks(failed, reported)
                         partial = event_partial
                         messages[-1] = partial
+                        if output is not None:
+                            output.restart()
                     await emit(MessageUpdateEvent(partial, event))
+                    if output is not None:
+                        changed, value = output.partial(event)
+                        if changed:
+                            await emit(OutputUpdateEvent(value))
             finally:
                 aclose = getattr(iterator, "aclose", None)
                 if aclose is not None:

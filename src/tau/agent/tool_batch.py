@@ -28,6 +28,7 @@ from tau.agent.events import (
 )
 from tau.agent.messages import AgentMessage
 from tau.agent.observe import RunObservation
+from tau.agent.output import OutputTool
 from tau.agent.tools import (
     AgentTool,
     AgentToolResult,
@@ -237,7 +238,8 @@ class ToolBatch:
                         f"not {type(arguments).__name__}"
                     )
                 target = ToolCall(call.id, call.name, arguments, call.thought_signature)
-            args = _validate(tool, target)
+            # The output tool checks its arguments against the output type itself.
+            args = target.arguments if isinstance(tool, OutputTool) else _validate(tool, target)
             hook = self.config.before_tool_call
             if hook is not None:
                 decision = await invoke(

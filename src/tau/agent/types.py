@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from tau.agent.messages import AgentMessage, default_convert_to_llm
+from tau.agent.output import OutputValidator
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool, AgentToolResult
 from tau.agent.usage import RunUsage, UsageLimits
@@ -21,6 +22,7 @@ from tau.ai import (
     AssistantMessageEventStream,
     Message,
     Model,
+    OutputMode,
     ThinkingBudgets,
     ThinkingLevel,
     ToolCall,
@@ -152,6 +154,11 @@ class AgentLoopConfig:
 
     ``tool_sources`` (MCP servers, see :mod:`tau.agent.tool_sources`) are asked for their tools
     before every LLM call; their tools join the context's own for that turn.
+
+    ``output_type`` (a pydantic model, any type a pydantic ``TypeAdapter`` takes, a JSON Schema
+    dict or a :class:`tau.ai.OutputSpec`) makes the run end on a validated output, asked for in
+    ``output_mode``, checked by ``output_validators`` and re-asked up to ``output_retries``
+    more times (see :mod:`tau.agent.output`); the output is on the ``agent_end`` event.
     """
 
     model: Model
@@ -175,3 +182,7 @@ class AgentLoopConfig:
     name: str = "tau"
     instrument: RunObserver | bool | None = None
     tool_sources: Sequence[ToolSource] = ()
+    output_type: Any = None
+    output_mode: OutputMode = "auto"
+    output_retries: int = 1
+    output_validators: Sequence[OutputValidator] = ()

@@ -2,7 +2,8 @@
 
 Importing this package imports no provider adapter and no HTTP library; each adapter loads on
 the first call for its ``model.api``. The adapters' option types (``AnthropicOptions``…) are
-resolved on first use too, so naming one does not load its adapter either.
+resolved on first use too, so naming one does not load its adapter either, and so are the
+names of typed output (:mod:`tau.ai.structured`).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,7 @@ from tau.ai.observe import (
     set_call_observer,
 )
 from tau.ai.options import (
+    OutputSchema,
     PayloadHook,
     SimpleStreamOptions,
     StreamOptions,
@@ -154,6 +156,7 @@ __all__ = [
     "DEFAULT_FALL_BACK_ON",
     "INSTALL_HINT",
     "LOCAL_PROVIDER",
+    "OUTPUT_TOOL_NAME",
     "AbortController",
     "AbortSignal",
     "AbortedError",
@@ -201,6 +204,11 @@ __all__ = [
     "OpenAICompletionsSimpleOptions",
     "OpenAIResponsesOptions",
     "OpenAIResponsesSimpleOptions",
+    "OutputMode",
+    "OutputSchema",
+    "OutputSpec",
+    "OutputValidationError",
+    "PartialOutput",
     "PayloadHook",
     "ProviderConnectionError",
     "ProviderError",
@@ -214,6 +222,9 @@ __all__ = [
     "StopReason",
     "StreamEndedError",
     "StreamOptions",
+    "StructuredOutputError",
+    "StructuredResult",
+    "StructuredStream",
     "TextContent",
     "TextDeltaEvent",
     "TextEndEvent",
@@ -246,6 +257,7 @@ __all__ = [
     "classify_failure",
     "complete",
     "complete_simple",
+    "complete_structured",
     "complete_sync",
     "context_chars",
     "default_local_model",
@@ -258,6 +270,7 @@ __all__ = [
     "embedded_gguf",
     "fallback_stream_fn",
     "faux",
+    "find_json",
     "find_model",
     "from_json",
     "get_api_provider",
@@ -281,18 +294,25 @@ __all__ = [
     "normalize_id_openai_completions",
     "normalize_id_responses",
     "one_line",
+    "output_call",
+    "output_feedback",
     "overflow_patterns",
     "parse_streaming_json",
+    "read_output",
     "register_api_provider",
     "require_api_key",
     "resolve_api_key",
+    "resolve_mode",
     "run_http_adapter",
     "sanitize_surrogates",
     "set_call_observer",
     "short_hash",
     "stream",
     "stream_simple",
+    "stream_structured",
     "stream_sync",
+    "structured_request",
+    "supports_native_output",
     "to_json",
     "transform_messages",
     "unregister_api_providers",
@@ -327,6 +347,23 @@ _LAZY = {
     "OpenAIResponsesOptions": "tau.ai.providers.openai_responses.options",
     "OpenAIResponsesSimpleOptions": "tau.ai.providers.openai_responses.options",
     "ProviderStreamOptions": "tau.ai.provider_options",
+    "OUTPUT_TOOL_NAME": "tau.ai.structured.spec",
+    "OutputSpec": "tau.ai.structured.spec",
+    "OutputValidationError": "tau.ai.structured.spec",
+    "OutputMode": "tau.ai.structured.modes",
+    "output_call": "tau.ai.structured.modes",
+    "output_feedback": "tau.ai.structured.modes",
+    "read_output": "tau.ai.structured.modes",
+    "resolve_mode": "tau.ai.structured.modes",
+    "structured_request": "tau.ai.structured.modes",
+    "supports_native_output": "tau.ai.structured.modes",
+    "PartialOutput": "tau.ai.structured.extract",
+    "find_json": "tau.ai.structured.extract",
+    "StructuredOutputError": "tau.ai.structured.result",
+    "StructuredResult": "tau.ai.structured.result",
+    "StructuredStream": "tau.ai.structured.run",
+    "complete_structured": "tau.ai.structured.run",
+    "stream_structured": "tau.ai.structured.run",
 }
 
 # Modules resolved on first use, public as a whole: ``from tau.ai import faux``.
@@ -362,6 +399,19 @@ if TYPE_CHECKING:
         OpenAIResponsesOptions,
         OpenAIResponsesSimpleOptions,
     )
+    from tau.ai.structured.extract import PartialOutput, find_json
+    from tau.ai.structured.modes import (
+        OutputMode,
+        output_call,
+        output_feedback,
+        read_output,
+        resolve_mode,
+        structured_request,
+        supports_native_output,
+    )
+    from tau.ai.structured.result import StructuredOutputError, StructuredResult
+    from tau.ai.structured.run import StructuredStream, complete_structured, stream_structured
+    from tau.ai.structured.spec import OUTPUT_TOOL_NAME, OutputSpec, OutputValidationError
 
 
 def __getattr__(name: str) -> Any:

@@ -17,7 +17,10 @@ The driver (:func:`run_http_adapter`) does the rest, the same way for everyone: 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import json
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, TypeGuard, cast
@@ -25,16 +28,19 @@ from typing import Any, Protocol, TypeAlias, TypeGuard, cast
 from tau.ai.builder import MessageBuilder, launch_stream
 from tau.ai.errors import ProviderError, ProviderHTTPError
 from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.types import Context, Model
+from tau.ai.sse import oversized_event
+from tau.ai.types import Context, Model, ToolCall
 
 __all__ = [
     "EventDecoder",
     "FrameDecoder",
     "ProviderRequest",
     "apply_on_payload",
+    "json_text",
     "launch_http",
     "run_http_adapter",
     "set_given",
+    "tool_arguments_json",
 ]
 
 
@@ -67,6 +73,11 @@ class FrameDecoder(Protocol):
 
     def feed(self, data: bytes) -> bool:
         """Apply the complete frames in ``data``; False once the protocol has ended."""
+        ...
+
+    def pending_bytes(self) -> int:
+        """Bytes the incomplete frame holds, or claims in its length prefix if that is more
+        (the driver ends the stream when it passes ``max_line_bytes``)."""
         ...
 
     def finish(self) -> None:
@@ -134,11 +145,18 @@ async def run_http_adapter(
         async with open_stream(
             options, "POST", request.url, headers=request.headers, content=content, expect=expect
         ) as response:
+            backlog = options.get("max_buffered_events")
+            if backlog is not None:
+                response.hold = _reader_pacing(builder, backlog)
             if frames is not None:
                 feed_chunk = frames.feed
+                pending = frames.pending_bytes
+                limit = response.max_line_bytes
                 async for chunk in response.chunks():
                     if not feed_chunk(chunk):
                         break
+                    if pending() > limit:
+                        raise oversized_event(limit, "a binary event frame")
             else:
                 feed = cast(EventDecoder, decoder).feed
                 async for event in response:
@@ -149,6 +167,72 @@ async def run_http_adapter(
             raise
         raise explain(exc) from exc
     decoder.finish()
+
+
+def json_text(value: Any, what: str = "The request body", **dumps: Any) -> str:
+    """``value`` as JSON text (``dumps`` are :func:`json.dumps`'s keyword arguments).
+
+    JSON has no NaN or Infinity: Python would write them as bare ``NaN``, which providers
+    reject as invalid JSON (or worse, read as something else). Here they are a
+    :class:`~tau.ai.errors.ProviderError` naming where the number is, ``what`` naming the
+    value (``"Tool call 'get' arguments"``). The walk that finds the place runs only on failure.
+    """
+    try:
+        return json.dumps(value, allow_nan=False, **dumps)
+    except ValueError as exc:
+        where = _non_finite_path(value, "")
+        if where is None:
+            raise ProviderError(f"{what} cannot be sent as JSON: {exc}") from None
+        path, number = where
+        raise ProviderError(
+            f"{what} holds the non-finite number {number!r} at {path or 'the top'}: JSON has "
+            "no NaN or Infinity, so it cannot be sent (check the option or tool argument "
+            "that produced it)"
+        ) from None
+
+
+def tool_arguments_json(call: ToolCall, **dumps: Any) -> str:
+    """A tool call's arguments as the JSON text the wire formats that take a string carry
+    (:func:`json_text`: a NaN among them is a clear error, never invalid JSON upstream)."""
+    return json_text(call.arguments, f"Tool call {call.name!r} arguments", **dumps)
+
+
+def _non_finite_path(value: Any, path: str) -> tuple[str, float] | None:
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path, value)
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = _non_finite_path(item, f"{path}.{key}" if path else str(key))
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = _non_finite_path(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _reader_pacing(builder: MessageBuilder, limit: int) -> Callable[[Any], Awaitable[None]]:
+    """What makes the body wait for the stream's reader: past ``limit`` unread events,
+    reading pauses until the reader has taken half of them (or left)."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+        raise ProviderError(f"max_buffered_events must be a positive integer, not {limit!r}")
+    low = limit // 2
+
+    async def hold(watchdog: Any) -> None:
+        if builder.unread() <= limit:
+            return
+        # Not reading is this side's choice: keep the idle timeout from firing meanwhile.
+        # A reader that never comes back is its owner's to drop (the proxy's send timeout).
+        while builder.unread() > low and not builder.finished:
+            watchdog.last = watchdog.clock()
+            await asyncio.sleep(_PACING_POLL_S)
+
+    return hold
+
+
+_PACING_POLL_S = 0.005
 
 
 def _reads_frames(decoder: EventDecoder | FrameDecoder) -> TypeGuard[FrameDecoder]:

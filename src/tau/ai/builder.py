@@ -72,13 +72,20 @@ class MessageBuilder:
 
     The cost is computed once, when the stream ends (:meth:`done` or :meth:`fail`), from
     ``message.usage`` and the model's prices times :attr:`cost_multiplier`.
+
+    Output is capped: text, thinking and tool-call argument deltas together may hold at most
+    ``output_cap`` characters (:func:`output_cap`); the delta that passes it raises
+    :class:`~tau.ai.errors.ProviderError`, which ends the stream with an ``error``. A server
+    that streams without end (or far past ``max_tokens``) costs bounded memory.
     """
 
     __slots__ = (
         "_calls",
+        "_cap",
         "_cut",
         "_open",
         "_push",
+        "_room",
         "_started",
         "_texts",
         "_thoughts",
@@ -88,8 +95,13 @@ class MessageBuilder:
         "stream",
     )
 
-    def __init__(self, model: Model, stream: AssistantMessageEventStream) -> None:
+    def __init__(
+        self, model: Model, stream: AssistantMessageEventStream, output_cap: int | None = None
+    ) -> None:
         self.model = model
+        self._cap = output_chars_for(model.max_tokens) if output_cap is None else output_cap
+        # Characters the deltas may still add: one subtraction per delta keeps the cap.
+        self._room = self._cap
         self.stream = stream
         self._push = stream.push
         self.message = AssistantMessage(
@@ -116,6 +128,10 @@ class MessageBuilder:
     def finished(self) -> bool:
         """Whether a terminal event was pushed."""
         return self.stream.done
+
+    def unread(self) -> int:
+        """Events pushed that no consumer has taken yet (what a slow reader leaves queued)."""
+        return self.stream.unread
 
     def start(self) -> None:
         """Push ``start`` (once; block methods call it when needed)."""
@@ -153,6 +169,9 @@ class MessageBuilder:
             assert isinstance(block, TextContent)
             entry = self._texts[key] = (index, block)
         if delta:
+            self._room -= len(delta)
+            if self._room < 0:
+                raise self._over_cap()
             entry[1].append(delta)
             self._push(TextDeltaEvent(entry[0], delta, self.message))
         return entry[0]
@@ -181,6 +200,9 @@ class MessageBuilder:
             assert isinstance(block, ThinkingContent)
             entry = self._thoughts[key] = (index, block)
         if delta:
+            self._room -= len(delta)
+            if self._room < 0:
+                raise self._over_cap()
             entry[1].append(delta)
             self._push(ThinkingDeltaEvent(entry[0], delta, self.message))
         return entry[0]
@@ -213,11 +235,18 @@ class MessageBuilder:
             assert isinstance(block, ToolCall)
             if arguments is not None:
                 block.arguments = arguments
-                self._push(ToolCallDeltaEvent(index, json.dumps(arguments), self.message))
+                text = json.dumps(arguments)
+                self._room -= len(text)
+                if self._room < 0:
+                    raise self._over_cap()
+                self._push(ToolCallDeltaEvent(index, text, self.message))
                 self.close_tool_call(index, arguments)
                 return index
             entry = self._calls[key] = (index, block)
         if args_delta:
+            self._room -= len(args_delta)
+            if self._room < 0:
+                raise self._over_cap()
             entry[1].feed_arguments(args_delta)
             self._push(ToolCallDeltaEvent(entry[0], args_delta, self.message))
         return entry[0]
@@ -276,6 +305,9 @@ class MessageBuilder:
 
     def text_delta(self, index: int, delta: str) -> None:
         """Append text to the block at ``index``."""
+        self._room -= len(delta)
+        if self._room < 0:
+            raise self._over_cap()
         block = self.message.content[index]
         assert isinstance(block, TextContent)
         block.append(delta)
@@ -303,6 +335,9 @@ class MessageBuilder:
 
     def thinking_delta(self, index: int, delta: str) -> None:
         """Append reasoning to the block at ``index``."""
+        self._room -= len(delta)
+        if self._room < 0:
+            raise self._over_cap()
         block = self.message.content[index]
         assert isinstance(block, ThinkingContent)
         block.append(delta)
@@ -330,6 +365,9 @@ class MessageBuilder:
 
     def tool_call_delta(self, index: int, delta: str) -> None:
         """Append a fragment of the arguments' JSON to the call at ``index``."""
+        self._room -= len(delta)
+        if self._room < 0:
+            raise self._over_cap()
         block = self.message.content[index]
         assert isinstance(block, ToolCall)
         block.feed_arguments(delta)
@@ -416,6 +454,14 @@ class MessageBuilder:
         self._price()
         self._push(ErrorEvent(reason, msg, cause))
 
+    def _over_cap(self) -> ProviderError:
+        return ProviderError(
+            f"The response passed its output cap of {self._cap} characters, far more than "
+            "its token limit allows: the server kept streaming, so the stream was ended there "
+            "(the cap is 1 Mi characters + 64 per token of max_tokens; the max_output_chars "
+            "option sets it)"
+        )
+
     def _price(self) -> None:
         if self.cost_multiplier is not None:
             calculate_cost(self.model, self.message.usage, self.cost_multiplier)
@@ -432,6 +478,36 @@ def _unfinished_calls_message(calls: list[ToolCall], reason: str) -> str:
         f"The response ended (stop reason {reason!r}) inside tool call{plural} {names}: "
         "the arguments never closed, so the call was not finished"
     )
+
+
+OUTPUT_CAP_BASE = 1 << 20
+"""Characters of output every response may hold, whatever its token limit."""
+OUTPUT_CAP_PER_TOKEN = 64
+"""Characters per token of ``max_tokens`` on top of the base: a token is about 4 characters
+of text; 64 leaves room for the longest tokens, JSON escapes in tool arguments, and
+reasoning a provider streams as summaries."""
+
+
+def output_chars_for(max_tokens: int) -> int:
+    """The output cap of a response limited to ``max_tokens`` tokens."""
+    return OUTPUT_CAP_BASE + OUTPUT_CAP_PER_TOKEN * max(max_tokens, 0)
+
+
+def output_cap(model: Model, options: Mapping[str, Any]) -> int:
+    """Characters of output (text, thinking, tool arguments) one response may stream: the
+    ``max_output_chars`` option, else :func:`output_chars_for` the ``max_tokens`` option (or
+    the model's ``max_tokens``)."""
+    explicit = options.get("max_output_chars")
+    if explicit is not None:
+        if not isinstance(explicit, int) or isinstance(explicit, bool) or explicit <= 0:
+            raise ProviderError(
+                f"max_output_chars must be a positive number of characters, not {explicit!r}"
+            )
+        return explicit
+    tokens = options.get("max_tokens")
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0:
+        tokens = model.max_tokens
+    return output_chars_for(tokens)
 
 
 Runner = Callable[[MessageBuilder], Awaitable[None]]
@@ -453,8 +529,12 @@ def launch_stream(
             "use tau.ai.complete_sync() or tau.ai.stream_sync()"
         ) from None
     stream = AssistantMessageEventStream()
-    builder = MessageBuilder(model, stream)
     signal: AbortSignal | None = options.get("signal")
+    try:
+        cap = output_cap(model, options)
+    except ProviderError as exc:
+        return error_stream(model, str(exc))
+    builder = MessageBuilder(model, stream, cap)
 
     async def drive() -> None:
         remove_callback: Callable[[], None] | None = None

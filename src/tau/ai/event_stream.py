@@ -70,6 +70,11 @@ class EventStream(Generic[T, R]):
         """Whether the terminal event was pushed (or the stream was ended)."""
         return self._done
 
+    @property
+    def unread(self) -> int:
+        """How many pushed events wait for a consumer (what a producer paces itself by)."""
+        return len(self._queue)
+
     def push(self, event: T) -> None:
         """Deliver ``event``; dropped silently once the stream is done."""
         if self._done:

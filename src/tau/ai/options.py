@@ -10,7 +10,7 @@ matches (:func:`check_options`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeAlias, TypedDict
+from typing import Any, NotRequired, TypeAlias, TypedDict
 
 from tau.ai.abort import AbortSignal
 from tau.ai.types import CacheRetention, Model, ThinkingBudgets, ThinkingLevel
@@ -27,6 +27,23 @@ class Timeouts(TypedDict, total=False):
     connect: float
     first_byte: float
     idle: float
+
+
+class OutputSchema(TypedDict):
+    """Native structured output: the response's text is one JSON value following ``schema``.
+
+    Each adapter maps it onto its provider's own wire format (``response_format``,
+    ``text.format``, ``responseJsonSchema``, Anthropic's ``output_format``, a llama.cpp
+    grammar), making the schema strict where the provider needs that and the schema allows
+    it. An adapter whose provider has no native mode raises :class:`~tau.ai.ProviderError`
+    (the stream's ``error`` event). :func:`tau.ai.complete_structured` sets it for you.
+    """
+
+    name: str
+    """The schema's name (letters, digits, ``_`` and ``-``; at most 64)."""
+    schema: dict[str, Any]
+    """A JSON Schema whose root is an object."""
+    description: NotRequired[str]
 
 
 class StreamOptions(TypedDict, total=False):
@@ -53,6 +70,17 @@ class StreamOptions(TypedDict, total=False):
     """Retries of 429/5xx/overloaded before the first byte (default 3)."""
     max_retry_delay_ms: int
     """Fail instead of waiting when the server asks for a longer delay (default 60 000; 0 = no cap)."""
+    max_output_chars: int
+    """Characters of output (text, thinking, tool arguments) one response may stream before
+    it ends with an error (default: 1 Mi + 64 per token of ``max_tokens``)."""
+    max_buffered_events: int
+    """Pause reading the response while the stream's reader leaves more events than this
+    unread (default: no limit, for callers that only await the result)."""
+    max_line_bytes: int
+    """Bytes one incomplete server-sent event (or binary frame) may hold before the stream
+    ends with an error (default 8 MiB)."""
+    output_schema: OutputSchema
+    """Ask for native structured output: the text follows this JSON Schema."""
 
 
 class SimpleStreamOptions(StreamOptions, total=False):

@@ -7,7 +7,7 @@ decode never import one.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -16,15 +16,43 @@ import jiter
 from tau.ai.errors import ProviderError
 
 __all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
     "JsonEventDecoder",
     "SSEDecoder",
     "SSEEvent",
     "decode_json_data",
+    "max_line_bytes",
+    "oversized_event",
     "parse_event_json",
     "parse_json",
 ]
 
 _BOM = b"\xef\xbb\xbf"
+
+DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
+"""Bytes of one event held at most while it is incomplete (its unterminated line, or its data
+lines before the blank line that ends it): 8 MiB, the ``max_line_bytes`` option. Far above
+any real event (a Responses ``response.completed`` repeating a long answer, an image Gemini
+returns inline), far below what a broken or hostile server could make a client hold."""
+
+
+def max_line_bytes(options: Mapping[str, Any]) -> int:
+    """The ``max_line_bytes`` option (:data:`DEFAULT_MAX_LINE_BYTES` when not given)."""
+    value = options.get("max_line_bytes")
+    if value is None:
+        return DEFAULT_MAX_LINE_BYTES
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ProviderError(f"max_line_bytes must be a positive number of bytes, not {value!r}")
+    return value
+
+
+def oversized_event(limit: int, what: str = "an event") -> ProviderError:
+    """The error that ends a stream whose ``what`` grew past ``limit`` bytes unfinished."""
+    return ProviderError(
+        f"The server sent {what} of more than {limit} bytes without finishing it; the stream "
+        "was ended there (a broken or hostile server; raise the max_line_bytes option if "
+        "events this large are expected)"
+    )
 
 
 @dataclass(slots=True)
@@ -52,12 +80,28 @@ class SSEDecoder:
     still meant it (several proxies do this).
 
     The work per chunk is a few ``bytes`` searches and one ``splitlines``; an unterminated
-    line is kept as a list of pieces, so a huge event in tiny chunks stays linear.
+    line is kept as a list of pieces, so a huge event in tiny chunks stays linear. An event
+    still incomplete after ``max_line_bytes`` bytes (one line without an end, or data lines
+    without the blank line that dispatches them) raises :func:`oversized_event`: memory stays
+    bounded whatever the server sends.
     """
 
-    __slots__ = ("_data", "_event", "_id", "_parts", "_retry", "_skip_lf", "_started")
+    __slots__ = (
+        "_data",
+        "_event",
+        "_held",
+        "_id",
+        "_limit",
+        "_parts",
+        "_retry",
+        "_skip_lf",
+        "_started",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self._limit = max_line_bytes
+        # Bytes fed since the last event was dispatched (an upper bound of what is held).
+        self._held = 0
         self._parts: list[bytes] = []
         self._data: list[bytes] = []
         self._event = ""
@@ -90,6 +134,9 @@ class SSEDecoder:
                 return []
         cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
         if cut < 0:
+            self._held += len(chunk)
+            if self._held > self._limit:
+                raise oversized_event(self._limit)
             self._parts.append(chunk)
             return []
         if self._parts:
@@ -105,7 +152,16 @@ class SSEDecoder:
             self._parts.append(lines.pop())
         elif data[-1] == 13:
             self._skip_lf = True
-        return self._lines(lines)
+        events = self._lines(lines)
+        if self._data or self._parts:
+            # Something is still incomplete: what it holds came in this chunk, or since the
+            # last dispatch if this chunk dispatched nothing.
+            self._held = len(chunk) if events else self._held + len(chunk)
+            if self._held > self._limit:
+                raise oversized_event(self._limit)
+        else:
+            self._held = 0
+        return events
 
     def close(self) -> list[SSEEvent]:
         """End of stream: the pending line, and an unterminated event, are dispatched."""
@@ -160,15 +216,21 @@ class SSEDecoder:
         return event
 
 
+def _no_constant(name: str) -> Any:
+    # json.loads reads NaN, Infinity and -Infinity by default; JSON has none of them.
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def parse_json(data: str) -> Any:
-    """The value of the JSON text ``data``: jiter parses it (three to four times faster than
+    """The value of the JSON text ``data`` (``NaN`` and ``Infinity`` refused, as JSON
+    says): jiter parses it (three to four times faster than
     the json module on the small objects of an event stream); what jiter refuses, json gets
     to judge, since json accepts lone surrogate escapes (``"\\ud83d"``), which servers send
     when a delta splits an emoji, and raises its own error for malformed text."""
     try:
-        return jiter.from_json(data.encode())
+        return jiter.from_json(data.encode(), allow_inf_nan=False)
     except ValueError:
-        return json.loads(data)
+        return json.loads(data, parse_constant=_no_constant)
 
 
 def parse_event_json(data: str, sender: str) -> Any:
@@ -176,9 +238,9 @@ def parse_event_json(data: str, sender: str) -> Any:
     :class:`~tau.ai.errors.ProviderError` saying that ``sender`` (``"Google"``) sent it."""
     try:
         try:  # parse_json, inlined: this runs once per event
-            return jiter.from_json(data.encode())
+            return jiter.from_json(data.encode(), allow_inf_nan=False)
         except ValueError:
-            return json.loads(data)
+            return json.loads(data, parse_constant=_no_constant)
     except ValueError:
         raise ProviderError(
             f"{sender} sent malformed JSON in a stream event: {data[:200]!r}"
@@ -195,9 +257,9 @@ def decode_json_data(data: str, what: str) -> dict[str, Any] | None:
         return None
     try:
         try:  # parse_json, inlined: this runs once per event
-            value = jiter.from_json(data.encode())
+            value = jiter.from_json(data.encode(), allow_inf_nan=False)
         except ValueError:
-            value = json.loads(data)
+            value = json.loads(data, parse_constant=_no_constant)
     except ValueError as exc:
         raise ProviderError(f"Malformed JSON in {what}: {exc}") from None
     if not isinstance(value, dict):

@@ -431,6 +431,9 @@ class ModelCost:
 ThinkingFormat: TypeAlias = Literal["openai", "openrouter", "zai", "qwen", "qwen-chat-template"]
 """How a chat-completions endpoint switches reasoning on (see ``OpenAICompletionsCompat``)."""
 MaxTokensField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
+
+JsonOutputSupport: TypeAlias = Literal["json_schema", "json_object", "none"]
+"""What a chat-completions endpoint's ``response_format`` takes."""
 """The request field a chat-completions endpoint reads the output limit from."""
 
 _DETECTED: Any = None  # a field's default: decided by detection when the call is made
@@ -476,6 +479,9 @@ class OpenAICompletionsCompat(Generic[Unset]):
     """Whether the session id is sent as ``prompt_cache_key``."""
     accepts_empty_tools: bool | Unset = _DETECTED
     """Whether ``tools: []`` may be sent (api.openai.com rejects an empty list)."""
+    json_output: JsonOutputSupport | Unset = _DETECTED
+    """Native structured output: ``response_format`` with a ``json_schema``, only the JSON mode
+    (``json_object``, the schema then goes in the system prompt), or none."""
 
 
 ResolvedCompat: TypeAlias = "OpenAICompletionsCompat[Never]"

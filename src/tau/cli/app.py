@@ -48,6 +48,8 @@ class Settings:
     mcp_file: Path | None = None
     usage_limits: UsageLimits | None = None
     fallback_models: Sequence[Model] = ()
+    output_type: Any = None
+    """What each run must end on (``--output-schema``): a JSON Schema dict or a pydantic model."""
 
 
 def describe_call(name: str, args: Any) -> str:
@@ -86,6 +88,7 @@ class App:
             tool_sources=[self.mcp] if self.mcp else (),
             usage_limits=settings.usage_limits,
             fallback_models=settings.fallback_models,
+            output_type=settings.output_type,
         )
         if self.session is not None:
             # Resumed messages now live in the agent; the session records new ones from here.

@@ -5,6 +5,7 @@
     tau "prompt"                 one agent run, the answer streamed to stdout
     cat file | tau "prompt"      the same, with the piped text after the prompt
     tau --json "prompt"          every agent event as one JSON line
+    tau --output-schema S "p"    only the validated JSON output on stdout (S: file or module:Model)
     tau                          an interactive session
     tau models [provider]        the catalog, and which providers have keys
     tau mcp list [FILE]          the configured MCP servers: status and tools
@@ -107,6 +108,13 @@ def _parser() -> argparse.ArgumentParser:
         "-y", "--yes", action="store_true", help="run write/edit/bash and MCP tools without asking"
     )
     parser.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    parser.add_argument(
+        "--output-schema",
+        metavar="SCHEMA",
+        help="end the run on a value valid under SCHEMA (a JSON Schema file, or module:Model "
+        "naming a pydantic model) and print only that JSON on stdout (with --json: on the "
+        "agent_end event)",
+    )
     parser.add_argument(
         "--max-tokens", type=positive_int, metavar="N", help="cap on output tokens per response"
     )
@@ -240,6 +248,11 @@ def _settings(args: argparse.Namespace) -> Settings:
     from tau.cli.models import check_credentials, choose_model
     from tau.cli.tools import Workspace
 
+    output_type = None
+    if args.output_schema is not None:
+        from tau.cli.output_schema import load_output_type
+
+        output_type = load_output_type(args.output_schema)
     model = choose_model(args.model)
     check_credentials(model)
     if args.tools is None:
@@ -271,6 +284,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         mcp_file=None if args.mcp is None else Path(args.mcp),
         usage_limits=usage_limits(args),
         fallback_models=fallback_models(args, model),
+        output_type=output_type,
     )
 
 
@@ -337,11 +351,14 @@ async def run_once(settings: Settings, prompt: Prompt, *, json_mode: bool) -> in
 
     # Questions need a terminal to answer on; without one, mutating tools need --yes.
     terminal = sys.stdin is not None and sys.stdin.isatty() and not json_mode
-    surface = None if json_mode else _terminal_surface()
+    typed = settings.output_type is not None
+    surface = None if json_mode or typed else _terminal_surface()
     ask = _ask_on_terminal if surface is None else surface.asking(_ask_on_terminal)
     app = App(settings, ask if terminal else None)
     if json_mode:
         show: Callable[[Any], None] = _json_printer()
+    elif typed:
+        show = _activity_printer()
     elif surface is not None:
         from tau.cli.display import TerminalRenderer, console_for
 
@@ -375,7 +392,26 @@ async def run_once(settings: Settings, prompt: Prompt, *, json_mode: bool) -> in
         await app.aclose()
     if output.closed:
         raise BrokenPipeError
-    return _report(result)
+    status = _report(result)
+    if typed and not json_mode and status == EXIT_OK:
+        from tau.cli.output_schema import dump_output
+
+        print(dump_output(result.output), flush=True)
+    return status
+
+
+def _activity_printer() -> Callable[[Any], None]:
+    """What a run with ``--output-schema`` shows: tool activity and notices on stderr, not the
+    answer (stdout carries only the validated JSON, once the run is over)."""
+    from tau.cli.render import Renderer, Spinner
+
+    renderer = Renderer(out=sys.stderr, spinner=Spinner(sys.stderr))
+
+    def show(event: Any) -> None:
+        if event.type != "message_update":
+            renderer(event)
+
+    return show
 
 
 def _terminal_surface() -> TerminalSurface | None:
@@ -430,6 +466,8 @@ def _dispatch(argv: Sequence[str]) -> int:
     if args.json and not args.prompt and _stdin_is_terminal():
         raise UsageError("--json needs a prompt")
     parts = _prompt_parts(args.prompt)
+    if args.output_schema is not None and parts is None:
+        raise UsageError("--output-schema needs a prompt")
     if args.attach and parts is None:
         raise UsageError("--attach needs a prompt (in a session, type @FILE in a message)")
     settings = _settings(args)

@@ -75,7 +75,14 @@ PROXY_OPTION_KEYS: dict[str, str] = {
 }
 """The stream options a client forwards (snake_case → wire name); the server may refuse more."""
 
-HTTP_OPTION_KEYS = ("signal", "timeout", "max_retries", "max_retry_delay_ms", "client")
+HTTP_OPTION_KEYS = (
+    "signal",
+    "timeout",
+    "max_retries",
+    "max_retry_delay_ms",
+    "client",
+    "max_line_bytes",
+)
 """The options that shape the client's own request to the proxy."""
 
 NO_TERMINAL = "Proxy error: the stream ended without a done or error event"
@@ -244,7 +251,9 @@ def _text(data: Mapping[str, Any], key: str) -> str:
 def decode_proxy_event(line: str | bytes) -> dict[str, Any]:
     """One ``data:`` payload as a dict (raises :class:`~tau.ai.ProviderError` if it is not one)."""
     try:
-        value = jiter.from_json(line.encode() if isinstance(line, str) else line)
+        value = jiter.from_json(
+            line.encode() if isinstance(line, str) else line, allow_inf_nan=False
+        )
     except ValueError as exc:
         raise ProviderError(f"Proxy error: invalid event JSON: {exc}") from exc
     if not isinstance(value, dict):

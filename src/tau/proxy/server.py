@@ -16,6 +16,8 @@ before anything is streamed:
   body is not even read);
 * ``413`` if the body is larger than ``max_body_bytes`` (by ``Content-Length`` or while
   reading a chunked body);
+* ``408`` if the whole body has not arrived within ``body_timeout`` seconds (a client that
+  promised a body and never sent it does not hold a connection for ever);
 * ``400`` for a body that is not a valid request (the message says what is wrong);
 * ``403`` unless the model (provider and id) is on the allow-list.
 
@@ -23,23 +25,31 @@ Hardening beyond pi's reference server: the request's model only *selects* one o
 server's own models (its base URL, headers and compat come from the server, so a client
 cannot point the server's keys at another host), and only the options ``temperature``,
 ``maxTokens``, ``reasoning``, ``thinkingBudgets`` and ``sessionId`` are accepted (type-checked).
-A client that disconnects cancels its upstream request.
+A client that disconnects cancels its upstream request. Error messages relayed to a client
+name neither the server's keys nor upstream addresses (:mod:`tau.proxy.redact`).
+
+Bounded per client: while a client leaves more than ``max_buffered_events`` events unread,
+the server stops reading the upstream response (TCP pushes back on the provider); a client
+whose socket accepts nothing for ``send_timeout`` seconds is dropped, which cancels the
+upstream request and closes its connection.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hmac
 import json
+import math
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 try:
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
@@ -52,14 +62,24 @@ from tau.ai import (
     AssistantMessageEventStream,
     Model,
     SerializationError,
+    describe_error,
     find_model,
     load_context,
     load_model,
     stream_simple,
 )
 from tau.proxy.client import encode_proxy_event
+from tau.proxy.redact import Redactor, model_hosts, server_secrets
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "StreamFn", "create_proxy_app", "main"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_BUFFERED_EVENTS",
+    "DEFAULT_SEND_TIMEOUT",
+    "StreamFn",
+    "create_proxy_app",
+    "main",
+]
 
 StreamFn: TypeAlias = Callable[
     ..., "AssistantMessageEventStream | Awaitable[AssistantMessageEventStream]"
@@ -68,6 +88,12 @@ StreamFn: TypeAlias = Callable[
 like :func:`tau.ai.stream_simple`, the default."""
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+DEFAULT_BODY_TIMEOUT = 30.0
+"""Seconds a client has to send its whole request body (else ``408``)."""
+DEFAULT_MAX_BUFFERED_EVENTS = 256
+"""Events a client may leave unread before the server stops reading upstream for it."""
+DEFAULT_SEND_TIMEOUT = 60.0
+"""Seconds a client may accept no data before it is dropped (and its upstream cancelled)."""
 _LEVELS = ("minimal", "low", "medium", "high", "xhigh")
 
 
@@ -93,6 +119,9 @@ def _parse_options(raw: Any) -> dict[str, Any]:
         if key == "temperature":
             if not isinstance(value, int | float) or isinstance(value, bool):
                 raise _BadRequest(400, "options.temperature must be a number")
+            # 1e999 parses as infinity, and a huge integer has no float at all.
+            if (isinstance(value, int) and abs(value) > 1_000_000) or not math.isfinite(value):
+                raise _BadRequest(400, "options.temperature must be a finite number")
             out["temperature"] = float(value)
         elif key == "maxTokens":
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -118,7 +147,15 @@ def _parse_options(raw: Any) -> dict[str, Any]:
     return out
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
+async def _read_body(request: Request, limit: int, seconds: float | None) -> bytes:
+    try:
+        async with asyncio.timeout(seconds):
+            return await _read_limited(request, limit)
+    except TimeoutError:
+        raise _BadRequest(408, f"the request body did not arrive within {seconds:g} s") from None
+
+
+async def _read_limited(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
@@ -142,6 +179,9 @@ def create_proxy_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     stream_fn: StreamFn | None = None,
     stream_options: Mapping[str, Any] | None = None,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
+    send_timeout: float | None = DEFAULT_SEND_TIMEOUT,
 ) -> Starlette:
     """The ASGI app of the proxy.
 
@@ -149,6 +189,9 @@ def create_proxy_app(
     with the server's own :class:`~tau.ai.Model`. ``stream_fn`` defaults to
     :func:`tau.ai.stream_simple` (keys from the server's environment); ``stream_options`` are
     added to every call (``api_key``, ``headers``, ``timeout``…) and win over the client's.
+    ``body_timeout`` bounds the wait for a request body (``408``), ``max_buffered_events`` the
+    events a slow client may leave unread before upstream reading pauses, ``send_timeout``
+    how long a client may accept nothing before it is dropped (None: no limit).
     """
     if not token:
         raise ValueError("the proxy needs a non-empty token")
@@ -156,7 +199,7 @@ def create_proxy_app(
         raise ValueError("the proxy needs at least one allowed model")
     allowed = {(m.provider, m.id): m for m in models}
     expected = f"Bearer {token}".encode()
-    extra = dict(stream_options or {})
+    extra = {"max_buffered_events": max_buffered_events, **(stream_options or {})}
     call: StreamFn = stream_fn or stream_simple
 
     async def stream_endpoint(request: Request) -> Response:
@@ -164,9 +207,10 @@ def create_proxy_app(
         if not hmac.compare_digest(given, expected):
             return _error(401, "missing or invalid bearer token", {"www-authenticate": "Bearer"})
         try:
-            body = await _read_body(request, max_body_bytes)
+            body = await _read_body(request, max_body_bytes, body_timeout)
             try:
-                data = jiter.from_json(body)
+                # JSON has no NaN or Infinity; jiter reads them unless told not to.
+                data = jiter.from_json(body, allow_inf_nan=False)
             except ValueError as exc:
                 raise _BadRequest(400, f"the body is not valid JSON: {exc}") from exc
             if not isinstance(data, dict):
@@ -184,26 +228,81 @@ def create_proxy_app(
                 )
         except _BadRequest as exc:
             return _error(exc.status, str(exc))
-        made = call(model, context, **{**options, **extra})
-        stream = made if hasattr(made, "__aiter__") else await made
-        return StreamingResponse(
-            _sse(stream),
-            media_type="text/event-stream",
-            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
-        )
+        served = {**options, **extra}
+
+        def redactor() -> Redactor:
+            return Redactor(server_secrets(model, served), model_hosts(model))
+
+        try:
+            made = call(model, context, **served)
+            stream = made if hasattr(made, "__aiter__") else await made
+        except Exception as exc:
+            return _error(502, redactor()(f"the upstream call failed: {describe_error(exc)}"))
+        return _EventStreamResponse(stream, send_timeout, redactor)
 
     return Starlette(routes=[Route("/api/stream", stream_endpoint, methods=["POST"])])
 
 
-async def _sse(stream: Any) -> AsyncIterator[bytes]:
-    dumps = json.dumps
-    try:
-        async for event in stream:
-            payload = dumps(encode_proxy_event(event), separators=(",", ":"), ensure_ascii=False)
-            yield f"data: {payload}\n\n".encode()
-    finally:
-        # The client went away (or the stream ended): stop the upstream request.
-        await stream.aclose()
+class _EventStreamResponse(Response):
+    """The events of ``stream`` as server-sent events, one ``send`` at a time; the
+    message of an ``error`` event passes through ``redactor()`` (:mod:`tau.proxy.redact`).
+
+    Each send must complete within ``send_timeout`` (the server's write buffer is bounded, so
+    a client that reads nothing blocks it): a client that stays stuck is dropped. A client
+    that disconnects ends the relay at once. Either way the upstream stream is closed.
+    """
+
+    def __init__(
+        self, stream: Any, send_timeout: float | None, redactor: Callable[[], Redactor]
+    ) -> None:
+        super().__init__(status_code=200, media_type="text/event-stream")
+        del self.headers["content-length"]  # streamed: chunked
+        self.headers["cache-control"] = "no-cache"
+        self.headers["x-accel-buffering"] = "no"
+        self._stream = stream
+        self._send_timeout = send_timeout
+        self._redactor = redactor
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        relay = asyncio.ensure_future(self._relay(send))
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait((relay, gone), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (relay, gone):
+                task.cancel()
+            failure, _ = await asyncio.gather(relay, gone, return_exceptions=True)
+            # The client went away, was dropped, or the stream ended: stop the upstream.
+            await self._stream.aclose()
+        if isinstance(failure, Exception):
+            raise failure
+
+    async def _relay(self, send: Any) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        dumps = json.dumps
+        timeout = self._send_timeout
+        try:
+            async for event in self._stream:
+                wire = encode_proxy_event(event)
+                if event.type == "error":
+                    # Upstream text can echo the server's key and names upstream hosts.
+                    wire["errorMessage"] = self._redactor()(wire["errorMessage"] or "")
+                payload = dumps(wire, separators=(",", ":"), ensure_ascii=False)
+                message = {"type": "http.response.body", "body": f"data: {payload}\n\n".encode()}
+                async with asyncio.timeout(timeout):
+                    await send({**message, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except TimeoutError:
+            # The client accepted nothing for send_timeout seconds: drop it. Ending without
+            # the final chunk makes the server close the connection.
+            return
+
+
+async def _disconnected(receive: Any) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 # --------------------------------------------------------------------------- command line
@@ -250,6 +349,18 @@ def main(argv: Sequence[str] | None = None, *, serve: Callable[..., Any] | None 
         default=DEFAULT_MAX_BODY_BYTES,
         help=f"largest accepted request body ({DEFAULT_MAX_BODY_BYTES})",
     )
+    parser.add_argument(
+        "--body-timeout",
+        type=float,
+        default=DEFAULT_BODY_TIMEOUT,
+        help=f"seconds a client has to send its request body, else 408 ({DEFAULT_BODY_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--send-timeout",
+        type=float,
+        default=DEFAULT_SEND_TIMEOUT,
+        help=f"seconds a client may accept no data before it is dropped ({DEFAULT_SEND_TIMEOUT:g})",
+    )
     args = parser.parse_args(argv)
     token = args.token or os.environ.get("TAU_PROXY_TOKEN")
     if not token:
@@ -260,7 +371,13 @@ def main(argv: Sequence[str] | None = None, *, serve: Callable[..., Any] | None 
         parser.error(str(exc))
     if not models:
         parser.error("allow at least one model with --model or --models-file")
-    app = create_proxy_app(token=token, models=models, max_body_bytes=args.max_body_bytes)
+    app = create_proxy_app(
+        token=token,
+        models=models,
+        max_body_bytes=args.max_body_bytes,
+        body_timeout=args.body_timeout,
+        send_timeout=args.send_timeout,
+    )
     if serve is None:
         import uvicorn
 

@@ -1,7 +1,8 @@
 """Sending one request and holding its streamed response: :class:`open_stream`.
 
 ``open_stream`` retries what :mod:`._retry` allows before the first byte of the body (never
-after), enforces the three timeouts of :mod:`._timeouts`, and turns every failure into a
+after), enforces the three timeouts of :mod:`._timeouts`, never follows a redirect (not even
+with a caller's client that would: see :func:`_http_error`), and turns every failure into a
 :class:`~tau.ai.errors.ProviderError` (or :class:`~tau.ai.errors.ProviderHTTPError` for a
 status), which ``launch_stream`` makes an ``error`` event.
 """
@@ -9,8 +10,7 @@ status), which ``launch_stream`` makes an ``error`` event.
 from __future__ import annotations
 
 import asyncio
-import json as jsonlib
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from tau.ai.abort import AbortedError
+from tau.ai.adapter import json_text
 from tau.ai.errors import (
     ABORTED_MESSAGE,
     ProviderConnectionError,
@@ -31,7 +32,7 @@ from tau.ai.http._errors import error_message_from_body, read_limited
 from tau.ai.http._pool import get_client
 from tau.ai.http._timeouts import Phases, Watchdog, resolve_timeouts
 from tau.ai.observe import request_report
-from tau.ai.sse import SSEDecoder, SSEEvent
+from tau.ai.sse import DEFAULT_MAX_LINE_BYTES, SSEDecoder, SSEEvent, max_line_bytes
 
 DRAIN_S = 1.0
 """How long to read on for the end of the body after the adapter's last event."""
@@ -43,12 +44,24 @@ class HTTPStream:
     """A successful streamed response: iterate it for :class:`~tau.ai.sse.SSEEvent`\\ s, or use
     :meth:`chunks` for raw bytes (binary event streams). Both enforce the idle timeout."""
 
-    __slots__ = ("_iterator", "_watchdog", "host", "response")
+    __slots__ = ("_iterator", "_watchdog", "hold", "host", "max_line_bytes", "response")
 
-    def __init__(self, response: httpx2.Response, watchdog: Watchdog, host: str) -> None:
+    def __init__(
+        self,
+        response: httpx2.Response,
+        watchdog: Watchdog,
+        host: str,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
         self.response = response
         self._watchdog = watchdog
         self.host = host
+        self.max_line_bytes = max_line_bytes
+        """Bytes one incomplete event (or binary frame) may hold: the ``max_line_bytes``
+        option."""
+        self.hold: Callable[[Watchdog], Awaitable[None]] | None = None
+        """Awaited after each chunk when set: a reader that has fallen behind makes it wait,
+        so no more of the body is read (the idle timeout does not run meanwhile)."""
         self._iterator: AsyncGenerator[Any, None] | None = None
 
     @property
@@ -79,13 +92,15 @@ class HTTPStream:
                 else:
                     watchdog.last = clock()
                 yield chunk
+                if self.hold is not None:
+                    await self.hold(watchdog)
         except httpx2.TransportError as exc:
             raise ProviderConnectionError(
                 f"Connection to {self.host} lost while streaming: {describe_error(exc)}"
             ) from exc
 
     async def _events(self) -> AsyncGenerator[SSEEvent, None]:
-        decoder = SSEDecoder()
+        decoder = SSEDecoder(self.max_line_bytes)
         feed = decoder.feed
         async for chunk in self._chunks():
             for event in feed(chunk):
@@ -116,7 +131,7 @@ class open_stream:
     """Send a request and hold its streamed response: ``async with open_stream(...) as s``.
 
     ``options`` are the stream options (``client``, ``timeout``, ``max_retries``,
-    ``max_retry_delay_ms``, ``signal``). ``expect`` lists the acceptable content types of a
+    ``max_retry_delay_ms``, ``signal``, ``max_line_bytes``). ``expect`` lists the acceptable content types of a
     2xx answer (a missing content type is accepted). Timeouts, lost connections and non-2xx
     answers raise :class:`~tau.ai.errors.ProviderError` /
     :class:`~tau.ai.errors.ProviderHTTPError` from the ``async with``.
@@ -151,6 +166,7 @@ class open_stream:
 
     async def __aenter__(self) -> HTTPStream:
         connect, first_byte, idle = self._timeouts = resolve_timeouts(self._options.get("timeout"))
+        line_limit = max_line_bytes(self._options)
         task = asyncio.current_task()
         assert task is not None
         self._cancelling = task.cancelling()
@@ -165,7 +181,7 @@ class open_stream:
             self._watchdog.cancel()
             raise
         self._response = response
-        self._stream = HTTPStream(response, self._watchdog, self._host)
+        self._stream = HTTPStream(response, self._watchdog, self._host, line_limit)
         return self._stream
 
     async def __aexit__(
@@ -231,7 +247,10 @@ class open_stream:
             if report is not None:
                 report.attempt()
             try:
-                response = await client.send(request, stream=True)
+                # Never follow a redirect, whatever the client's setting: the next hop would
+                # get the request's headers, and the key is in one of them under a name that
+                # differs per provider (and per caller: the ``headers`` option).
+                response = await client.send(request, stream=True, follow_redirects=False)
             except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
                 failure: ProviderError = ProviderConnectionError(
                     f"Could not connect to {self._host}: {describe_error(exc)}"
@@ -266,7 +285,7 @@ class open_stream:
                     body = await read_limited(response)
                 finally:
                     await response.aclose()
-                failure = _http_error(response, body)
+                failure = _http_error(response, body, self._host)
                 if not _retry.is_retryable(response.status_code, response.headers, body):
                     raise failure
                 server_delay = failure.retry_after
@@ -305,8 +324,17 @@ class open_stream:
         )
 
 
-def _http_error(response: httpx2.Response, body: bytes) -> ProviderHTTPError:
-    message = error_message_from_body(body, response.headers.get("content-type", ""))
+def _http_error(response: httpx2.Response, body: bytes, host: str) -> ProviderHTTPError:
+    if response.is_redirect:
+        target = urlsplit(response.headers.get("location", ""))
+        where = f"{target.scheme}://{target.netloc}{target.path}" if target.netloc else "elsewhere"
+        message = (
+            f"{host} redirected the request to {where}; provider requests never follow "
+            "redirects, so that the key is not sent to another address: set the model's "
+            "base_url to the address that answers"
+        )
+    else:
+        message = error_message_from_body(body, response.headers.get("content-type", ""))
     return ProviderHTTPError(
         f"{response.status_code} {message}",
         response.status_code,
@@ -317,5 +345,6 @@ def _http_error(response: httpx2.Response, body: bytes) -> ProviderHTTPError:
 
 
 def json_bytes(value: Any) -> bytes:
-    """``value`` as compact JSON bytes, the form every JSON request body is sent in."""
-    return jsonlib.dumps(value, separators=(",", ":")).encode()
+    """``value`` as compact JSON bytes, the form every JSON request body is sent in (NaN and
+    Infinity are a :class:`~tau.ai.errors.ProviderError`: :func:`tau.ai.adapter.json_text`)."""
+    return json_text(value, separators=(",", ":")).encode()

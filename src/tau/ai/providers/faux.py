@@ -165,7 +165,7 @@ def faux_payloads(model: Model) -> list[dict[str, Any]]:
 def request_body(model: Model, context: Context, options: FauxOptions) -> dict[str, Any]:
     """What a real adapter would send: the model, the pi-format context, the sampling options."""
     payload: dict[str, Any] = {"model": model.id, **dump_context(context)}
-    for key in ("max_tokens", "temperature", "reasoning"):
+    for key in ("max_tokens", "temperature", "reasoning", "output_schema"):
         if options.get(key) is not None:
             payload[key] = options[key]
     return payload

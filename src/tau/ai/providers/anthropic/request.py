@@ -24,6 +24,7 @@ from tau.ai.env_keys import resolve_api_key
 from tau.ai.errors import ProviderError
 from tau.ai.headers import request_headers
 from tau.ai.providers.anthropic.options import AnthropicOptions
+from tau.ai.providers.output_schema import closed_schema
 from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool, ToolCall
 from tau.ai.utils.sanitize import sanitize_surrogates
 from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
@@ -193,10 +194,29 @@ def request_body(
         params["metadata"] = {"user_id": metadata["user_id"]}
     tool_choice = options.get("tool_choice")
     if tool_choice is not None:
-        params["tool_choice"] = (
-            {"type": tool_choice} if isinstance(tool_choice, str) else tool_choice
-        )
+        params["tool_choice"] = _tool_choice(tool_choice, thinking)
+    output = options.get("output_schema")
+    if output is not None:
+        config = params.setdefault("output_config", {})
+        config["format"] = {"type": "json_schema", "schema": closed_schema(output["schema"])}
     return params
+
+
+def _tool_choice(choice: Any, thinking: bool) -> Any:
+    if isinstance(choice, str):
+        choice = (
+            {"type": choice}
+            if choice in ("auto", "any", "none")
+            else {
+                "type": "tool",
+                "name": choice,
+            }
+        )
+    if thinking and isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+        # With extended thinking the API takes only "auto" and "none": the tool is offered,
+        # not forced.
+        return {"type": "auto"}
+    return choice
 
 
 def convert_tools(tools: list[Tool], *, oauth: bool = False) -> list[dict[str, Any]]:

@@ -67,12 +67,21 @@ class BedrockDecoder:
             raise ProviderError(f"Bedrock event stream is corrupt: {exc}") from None
         return True
 
+    def pending_bytes(self) -> int:
+        """Bytes of the incomplete frame: held, or claimed by its length prefix if more."""
+        held: bytes = getattr(self._buffer, "_data", b"")
+        if len(held) < 4:
+            return len(held)
+        return max(len(held), int.from_bytes(held[:4], "big"))
+
     def _frame(self, frame: EventStreamMessage) -> None:
         headers = frame.headers
         kind = headers.get(":message-type")
         if kind == "event":
             try:
-                payload = jiter.from_json(frame.payload) if frame.payload else {}
+                payload = (
+                    jiter.from_json(frame.payload, allow_inf_nan=False) if frame.payload else {}
+                )
             except ValueError:
                 raise ProviderError(
                     f"Bedrock sent malformed JSON in a {headers.get(':event-type')} event: "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import quote
@@ -21,6 +22,7 @@ from tau.ai.errors import ProviderError
 from tau.ai.headers import request_headers
 from tau.ai.providers.bedrock.auth import bearer_token, resolve_region
 from tau.ai.providers.bedrock.options import BedrockOptions
+from tau.ai.providers.output_schema import closed_schema
 from tau.ai.providers.parts import text_parts
 from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool
 from tau.ai.utils.sanitize import sanitize_surrogates
@@ -240,11 +242,27 @@ def request_body(model: Model, context: Context, options: BedrockOptions) -> dic
         inference["temperature"] = options["temperature"]
     if inference:
         body["inferenceConfig"] = inference
-    tool_config = _tool_config(tools, options.get("tool_choice"))
+    tool_choice = options.get("tool_choice")
+    if reasoning is not None and tool_choice not in (None, "auto", "none"):
+        # Claude thinking on Bedrock takes only an "auto" tool choice: offer, not force.
+        tool_choice = "auto"
+    tool_config = _tool_config(tools, tool_choice)
     if tool_config is not None:
         body["toolConfig"] = tool_config
     if reasoning is not None:
         body["additionalModelRequestFields"] = reasoning
+    output = options.get("output_schema")
+    if output is not None:
+        definition: dict[str, Any] = {
+            # Converse takes the schema as a JSON string; Claude needs its objects closed.
+            "schema": json.dumps(closed_schema(output["schema"]), ensure_ascii=False),
+            "name": output["name"],
+        }
+        if output.get("description"):
+            definition["description"] = output["description"]
+        body["outputConfig"] = {
+            "textFormat": {"type": "json_schema", "structure": {"jsonSchema": definition}}
+        }
     return body
 
 

@@ -291,6 +291,11 @@ def request_body(model: Model, context: Context, options: GoogleOptions) -> dict
     thinking = thinking_config(model, options.get("thinking"))
     if thinking is not None:
         generation["thinkingConfig"] = thinking
+    output = options.get("output_schema")
+    if output is not None:
+        # responseJsonSchema takes JSON Schema as it is ($defs, anyOf…), unlike responseSchema.
+        generation["responseMimeType"] = "application/json"
+        generation["responseJsonSchema"] = output["schema"]
     if generation:
         body["generationConfig"] = generation
     return body

@@ -26,6 +26,7 @@ from tau.ai.providers.llama_cpp.request import (
     arguments_grammar,
     choice_grammar,
     opening_grammar,
+    schema_grammar,
 )
 from tau.ai.types import StopReason
 
@@ -107,6 +108,7 @@ class Turn:
         self.prompt = request.prompt
         self.tools = {t.name: t for t in request.tools}
         self.settings = request.settings
+        self.output_schema = request.output_schema
         self.stop = stop
         self.post = post
         self.counts = counts
@@ -221,7 +223,21 @@ class Turn:
         _, ended = self._generate(prompt, grammar=None, temperature=temperature, on_piece=on_piece)
         return "stop" if ended else "length"
 
+    def _json_answer(self, schema: dict[str, Any]) -> StopReason:
+        """The answer as JSON that the grammar compiled from ``schema`` admits."""
+        post = self.post
+        post(TEXT_START, None)
+        _, ended = self._generate(
+            self.prompt,
+            grammar=schema_grammar(schema),
+            temperature=self.settings.temperature,
+            on_piece=lambda piece: post(TEXT, piece),
+        )
+        return "stop" if ended else "length"
+
     def _respond(self) -> StopReason:
+        if self.output_schema is not None:
+            return self._json_answer(self.output_schema)
         if not self.tools:
             return self._message(self.prompt)
         post = self.post

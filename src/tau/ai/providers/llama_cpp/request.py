@@ -12,7 +12,9 @@ from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
 from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
 from tau.ai.local_models import gguf_path
+from tau.ai.options import OutputSchema
 from tau.ai.providers.llama_cpp.options import LlamaCppOptions
+from tau.ai.providers.output_schema import output_instructions
 from tau.ai.types import ImageContent, TextContent, Tool, ToolCall
 from tau.ai.utils.sanitize import sanitize_surrogates
 
@@ -47,21 +49,33 @@ class LocalRequest:
     previous_calls: list[ToolCall]
     """Calls made since the last user message: a repeat of one is answered with text."""
     settings: Settings
+    output_schema: dict[str, Any] | None = None
+    """The JSON Schema the answer must follow (native structured output): the answer is then
+    generated under the grammar compiled from it, with no tool calls."""
 
 
 def build_request(model: Model, context: Context, options: LlamaCppOptions) -> LocalRequest:
     """The turn for ``context`` (the model file is located, not loaded)."""
     temperature = options.get("temperature")
+    output = options.get("output_schema")
+    tools = list(context.tools or [])
+    if output is not None:
+        # The grammar admits only the JSON: the prompt shows the schema and offers no tools.
+        shown: OutputSchema = {**output, "schema": _without_titles(output["schema"])}
+        system = context.system_prompt or DEFAULT_SYSTEM_PROMPT
+        context = Context(context.messages, f"{system}\n\n{output_instructions(shown)}", None)
+        tools = []
     return LocalRequest(
         path=gguf_path(model),
         n_ctx=model.context_window,
         prompt=render_prompt(context),
-        tools=list(context.tools or []),
+        tools=tools,
         previous_calls=_calls_since_last_user(context),
         settings=Settings(
             temperature=DEFAULT_TEMPERATURE if temperature is None else float(temperature),
             max_tokens=int(options.get("max_tokens") or model.max_tokens),
         ),
+        output_schema=None if output is None else output["schema"],
     )
 
 
@@ -175,8 +189,14 @@ def opening_grammar() -> LlamaGrammar:
 
 
 def arguments_grammar(tool: Tool) -> LlamaGrammar:
+    """A tool call's arguments: JSON following the tool's schema."""
+    return schema_grammar(tool.json_schema)
+
+
+def schema_grammar(schema: dict[str, Any]) -> LlamaGrammar:
+    """The grammar of JSON that follows ``schema``."""
     try:
-        return LlamaGrammar.from_json_schema(json.dumps(tool.json_schema), verbose=False)
+        return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
     except Exception:
         # A schema the converter cannot express still gets well-formed JSON.
         return LlamaGrammar.from_string(JSON_GBNF, verbose=False)

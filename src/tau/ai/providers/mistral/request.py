@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
-from tau.ai.adapter import ProviderRequest, set_given
+from tau.ai.adapter import ProviderRequest, set_given, tool_arguments_json
 from tau.ai.env_keys import require_api_key
 from tau.ai.headers import JSON_EVENT_STREAM, request_headers
 from tau.ai.providers.mistral.options import MistralOptions
+from tau.ai.providers.output_schema import json_schema_format
 from tau.ai.providers.parts import typed_parts
 from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool
 from tau.ai.utils.sanitize import sanitize_surrogates
@@ -64,7 +64,7 @@ def _assistant_message(message: AssistantMessage) -> JsonDict | None:
                     "type": "function",
                     "function": {
                         "name": block.name,
-                        "arguments": json.dumps(block.arguments, ensure_ascii=False),
+                        "arguments": tool_arguments_json(block, ensure_ascii=False),
                     },
                 }
             )
@@ -146,10 +146,25 @@ def request_body(model: Model, context: Context, options: MistralOptions) -> Jso
         payload,
         temperature=options.get("temperature"),
         max_tokens=options.get("max_tokens") or None,
-        tool_choice=options.get("tool_choice"),
+        tool_choice=_tool_choice(options.get("tool_choice")),
         prompt_mode=options.get("prompt_mode") or None,
     )
+    output = options.get("output_schema")
+    if output is not None:
+        payload["response_format"] = {
+            "type": "json_schema",
+            "json_schema": json_schema_format(output),
+        }
     return payload
+
+
+def _tool_choice(choice: Any) -> Any:
+    # A tool's name (or Anthropic's spelling of it) forces that tool, as in the other adapters.
+    if isinstance(choice, str) and choice not in ("auto", "none", "any", "required"):
+        return {"type": "function", "function": {"name": choice}}
+    if isinstance(choice, dict) and choice.get("type") == "tool" and choice.get("name"):
+        return {"type": "function", "function": {"name": choice["name"]}}
+    return choice
 
 
 def chat_url(base_url: str) -> str:

@@ -68,6 +68,8 @@ def detect_compat(model: Model) -> ResolvedCompat:
         supports_strict_mode=True,
         supports_prompt_cache_key=is_openai,
         accepts_empty_tools=not is_openai,
+        # DeepSeek and z.ai have only the JSON mode; everyone else takes a json_schema.
+        json_output="json_object" if ("deepseek.com" in url or is_zai) else "json_schema",
     )
 
 

@@ -12,13 +12,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tau.ai import AssistantMessage, Context, Message, Model, ToolResultMessage, UserMessage
-from tau.ai.adapter import ProviderRequest
+from tau.ai.adapter import ProviderRequest, tool_arguments_json
 from tau.ai.env_keys import resolve_api_key
+from tau.ai.errors import ProviderError
 from tau.ai.headers import JSON_EVENT_STREAM, request_headers
+from tau.ai.options import OutputSchema
 from tau.ai.providers.copilot import COPILOT_PROVIDER, copilot_dynamic_headers
 from tau.ai.providers.openai_completions.compat import is_endpoint, resolve_compat
 from tau.ai.providers.openai_completions.decoder import REASONING_FIELDS
 from tau.ai.providers.openai_completions.options import OpenAICompletionsOptions
+from tau.ai.providers.output_schema import json_schema_format, output_instructions
 from tau.ai.providers.parts import typed_parts
 from tau.ai.types import ImageContent, ResolvedCompat, TextContent, ThinkingContent, Tool, ToolCall
 from tau.ai.utils.sanitize import sanitize_surrogates
@@ -97,7 +100,7 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
     return {
         "id": call.id,
         "type": "function",
-        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        "function": {"name": call.name, "arguments": tool_arguments_json(call)},
     }
 
 
@@ -246,6 +249,29 @@ def _apply_reasoning(
             params["reasoning_effort"] = mapped
 
 
+def _apply_output(params: dict[str, Any], output: OutputSchema, compat: ResolvedCompat) -> None:
+    match compat.json_output:
+        case "json_schema":
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": json_schema_format(output),
+            }
+        case "json_object":
+            # JSON mode takes no schema: the model reads it from a system message (the mode
+            # also requires the word JSON in the messages).
+            params["response_format"] = {"type": "json_object"}
+            messages: list[dict[str, Any]] = params["messages"]
+            at = 0
+            while at < len(messages) and messages[at]["role"] in ("system", "developer"):
+                at += 1
+            messages.insert(at, {"role": "system", "content": output_instructions(output)})
+        case _:
+            raise ProviderError(
+                "This endpoint has no native structured output (compat json_output='none'): "
+                "use mode='tool' or mode='prompted'"
+            )
+
+
 def build_request(
     model: Model, context: Context, options: OpenAICompletionsOptions
 ) -> ProviderRequest:
@@ -304,6 +330,9 @@ def request_body(
         params["tools"] = []
     if options.get("tool_choice") is not None:
         params["tool_choice"] = _tool_choice(options["tool_choice"])
+    output = options.get("output_schema")
+    if output is not None:
+        _apply_output(params, output, compat)
     _apply_reasoning(params, model, compat, options.get("reasoning_effort"))
     session_id = options.get("session_id")
     if session_id and compat.supports_prompt_cache_key and options.get("cache_retention") != "none":

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
-from tau.ai.adapter import set_given
+from tau.ai.adapter import set_given, tool_arguments_json
 from tau.ai.errors import ProviderError
 from tau.ai.providers.openai_responses.options import ResponsesOptions
+from tau.ai.providers.output_schema import json_schema_format
 from tau.ai.providers.parts import typed_parts
 from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool
 from tau.ai.utils.hash import short_hash
@@ -169,7 +170,7 @@ def _assistant_items(model: Model, message: AssistantMessage, msg_index: int) ->
                 "type": "function_call",
                 "call_id": call_id,
                 "name": block.name,
-                "arguments": json.dumps(block.arguments, ensure_ascii=False),
+                "arguments": tool_arguments_json(block, ensure_ascii=False),
             }
             # An fc_ id from another model of the same API would make OpenAI look for the
             # reasoning item that produced it, which that model's history does not carry.
@@ -247,10 +248,25 @@ def responses_body(
         payload,
         max_output_tokens=options.get("max_tokens") or None,
         temperature=options.get("temperature"),
-        tool_choice=options.get("tool_choice"),
+        tool_choice=responses_tool_choice(options.get("tool_choice")),
     )
+    output = options.get("output_schema")
+    if output is not None:
+        payload["text"] = {"format": {"type": "json_schema", **json_schema_format(output)}}
     payload.update(reasoning_params(model, options))
     return payload
+
+
+def responses_tool_choice(choice: Any) -> Any:
+    """The ``tool_choice`` field; a tool's name (or Anthropic's spellings) is accepted too, so
+    one ``tool_choice`` works across adapters."""
+    if choice == "any":
+        return "required"
+    if isinstance(choice, str) and choice not in ("auto", "none", "required"):
+        return {"type": "function", "name": choice}
+    if isinstance(choice, dict) and choice.get("type") == "tool" and choice.get("name"):
+        return {"type": "function", "name": choice["name"]}
+    return choice
 
 
 def reasoning_params(model: Model, options: ResponsesOptions) -> JsonDict:

@@ -1,0 +1,287 @@
+"""``stream_structured`` and ``complete_structured``: a validated value from one model.
+
+Each attempt is one call of :func:`tau.ai.stream`; a rejected answer goes back to the model
+with its validation errors, up to ``max_retries`` more times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, Generic, TypeVar, overload
+
+from tau.ai.entry import as_context, stream
+from tau.ai.events import AssistantMessageEvent
+from tau.ai.registry import resolve_api_provider
+from tau.ai.structured.extract import NOTHING, PartialOutput
+from tau.ai.structured.modes import (
+    OutputMode,
+    ResolvedMode,
+    output_feedback,
+    raw_output,
+    read_output,
+    resolve_mode,
+    structured_request,
+)
+from tau.ai.structured.result import FailureReason, StructuredOutputError, StructuredResult
+from tau.ai.structured.spec import OUTPUT_TOOL_NAME, OutputSpec, OutputValidationError
+from tau.ai.types import AssistantMessage, Context, Model, ToolCall
+
+T = TypeVar("T")
+
+
+class StructuredStream(Generic[T]):
+    """A structured call as it streams.
+
+    ``async for partial in s`` yields the output as it forms, each value once, the last one
+    being the validated output; ``async for event in s.events()`` yields the underlying
+    :class:`~tau.ai.AssistantMessageEvent`\\ s of every attempt instead (iterate one of the
+    two). ``await s.result()`` runs what is left and returns the :class:`StructuredResult`, or
+    raises :class:`StructuredOutputError`. Closing it early (``aclose``, or cancelling the
+    task) closes the call in flight.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        context: Context | str,
+        output_type: OutputSpec[T] | type[T] | Any,
+        *,
+        mode: OutputMode = "auto",
+        max_retries: int = 1,
+        options: dict[str, Any],
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
+        self.spec: OutputSpec[T] = OutputSpec.of(output_type)
+        self.mode: ResolvedMode = resolve_mode(model, mode)
+        self.model = model
+        self.max_retries = max_retries
+        self.attempts: list[AssistantMessage] = []
+        """The messages received so far, failed attempts included."""
+        self._context, self._options = structured_request(
+            model, as_context(context), self.spec, self.mode, options
+        )
+        # A misspelt option is a TypeError here, as at tau.ai.stream, not at the first step.
+        resolve_api_provider(model.api).check(self._options)
+        self._partials = PartialOutput(self.spec)
+        self._steps: AsyncGenerator[tuple[AssistantMessageEvent | None, Any], None] | None = None
+        self._result: StructuredResult[T] | None = None
+        self._error: StructuredOutputError | None = None
+
+    @property
+    def partial(self) -> Any:
+        """The latest partial output (None before the first)."""
+        last = self._partials.last
+        return None if last is NOTHING else last
+
+    @property
+    def context(self) -> Context:
+        """The context of the latest attempt (with the rejected answers and their errors)."""
+        return self._context
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._only_partials()
+
+    async def _only_partials(self) -> AsyncIterator[Any]:
+        async for _, partial in self._run():
+            if partial is not NOTHING:
+                yield partial
+
+    async def events(self) -> AsyncIterator[AssistantMessageEvent]:
+        """The events of every attempt, as they come."""
+        async for event, _ in self._run():
+            if event is not None:
+                yield event
+
+    async def result(self) -> StructuredResult[T]:
+        """The validated output; raises :class:`StructuredOutputError` when there is none."""
+        async for _ in self._run():
+            pass
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None  # _run ends with one of the two
+        return self._result
+
+    async def aclose(self) -> None:
+        """Stop: the call in flight is closed."""
+        if self._steps is not None:
+            await self._steps.aclose()
+
+    async def __aenter__(self) -> StructuredStream[T]:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _run(self) -> AsyncIterator[tuple[AssistantMessageEvent | None, Any]]:
+        if self._steps is None:
+            self._steps = self._attempts()
+        elif self._result is not None or self._error is not None:
+            return
+        try:
+            async for step in self._steps:
+                yield step
+        except BaseException:
+            await self._steps.aclose()
+            raise
+
+    async def _attempts(self) -> AsyncGenerator[tuple[AssistantMessageEvent | None, Any], None]:
+        spec, mode, partials = self.spec, self.mode, self._partials
+        for attempt in range(self.max_retries + 1):
+            s = stream(self.model, self._context, **self._options)
+            partials.restart()
+            try:
+                async for event in s:
+                    partial = NOTHING
+                    if event.type == "text_delta":
+                        if mode != "tool":
+                            partial = partials.feed_text(event.delta)
+                    elif event.type == "toolcall_delta" and mode == "tool":
+                        block = event.partial.content[event.content_index]
+                        if isinstance(block, ToolCall) and block.name == OUTPUT_TOOL_NAME:
+                            partial = partials.grew(len(event.delta), _arguments(block))
+                    yield event, partial
+            finally:
+                await s.aclose()
+            message = await s.result()
+            self.attempts.append(message)
+            failure = _failure(message)
+            if failure is not None:
+                self._error = self._fail(*failure, message, [])
+                return
+            try:
+                value = read_output(spec, message, mode)
+            except OutputValidationError as exc:
+                if message.stop_reason == "length":
+                    text = "the response hit the output limit before the output was complete"
+                    self._error = self._fail("length", text, message, exc.errors)
+                    return
+                if attempt < self.max_retries:
+                    self._context.messages.extend(output_feedback(message, exc, mode))
+                    continue
+                self._error = self._fail("invalid", str(exc), message, exc.errors)
+                return
+            final = partials.settle(value)
+            if final is not NOTHING:
+                yield None, final
+            self._result = StructuredResult(value, message, list(self.attempts))
+            return
+
+    def _fail(
+        self,
+        reason: FailureReason,
+        text: str,
+        message: AssistantMessage,
+        errors: list[tuple[str, str]],
+    ) -> StructuredOutputError:
+        tries = len(self.attempts)
+        return StructuredOutputError(
+            f"No valid {self.spec.name} after {tries} attempt{'s' if tries > 1 else ''} "
+            f"({reason}): {text}",
+            reason=reason,
+            raw_text=raw_output(message, self.mode),
+            errors=errors,
+            attempts=list(self.attempts),
+        )
+
+
+def _arguments(call: ToolCall) -> Any:
+    return lambda: call.arguments
+
+
+def _failure(message: AssistantMessage) -> tuple[FailureReason, str] | None:
+    """Why the message cannot carry an output at all (a failed or refused call), if it can't."""
+    if message.stop_reason not in ("error", "aborted"):
+        return None
+    text = message.error_message or "the call failed"
+    if message.stop_reason == "aborted":
+        return "aborted", text
+    if "refusal" in text.lower() or "refused" in text.lower():
+        return "refusal", text
+    return "error", text
+
+
+@overload
+def stream_structured(
+    model: Model,
+    context: Context | str,
+    output_type: type[T],
+    *,
+    mode: OutputMode = ...,
+    max_retries: int = ...,
+    **options: Any,
+) -> StructuredStream[T]: ...
+@overload
+def stream_structured(
+    model: Model,
+    context: Context | str,
+    output_type: Any,
+    *,
+    mode: OutputMode = ...,
+    max_retries: int = ...,
+    **options: Any,
+) -> StructuredStream[Any]: ...
+def stream_structured(
+    model: Model,
+    context: Context | str,
+    output_type: Any,
+    *,
+    mode: OutputMode = "auto",
+    max_retries: int = 1,
+    **options: Any,
+) -> StructuredStream[Any]:
+    """Stream a validated ``output_type`` value (see :class:`StructuredStream`).
+
+    ``output_type`` is a pydantic model, any type a pydantic ``TypeAdapter`` takes, a JSON
+    Schema dict (validated with jsonschema-rs), or an :class:`OutputSpec`. ``options`` are
+    the adapter's options, as for :func:`tau.ai.stream`. Raises ``TypeError``/``ValueError``
+    at once for an output type that is not one, an unknown mode or an unknown option.
+    """
+    return StructuredStream(
+        model, context, output_type, mode=mode, max_retries=max_retries, options=options
+    )
+
+
+@overload
+async def complete_structured(
+    model: Model,
+    context: Context | str,
+    output_type: type[T],
+    *,
+    mode: OutputMode = ...,
+    max_retries: int = ...,
+    **options: Any,
+) -> StructuredResult[T]: ...
+@overload
+async def complete_structured(
+    model: Model,
+    context: Context | str,
+    output_type: Any,
+    *,
+    mode: OutputMode = ...,
+    max_retries: int = ...,
+    **options: Any,
+) -> StructuredResult[Any]: ...
+async def complete_structured(
+    model: Model,
+    context: Context | str,
+    output_type: Any,
+    *,
+    mode: OutputMode = "auto",
+    max_retries: int = 1,
+    **options: Any,
+) -> StructuredResult[Any]:
+    """A validated ``output_type`` value from ``model``: a :class:`StructuredResult`.
+
+    A rejected answer is sent back with its validation errors up to ``max_retries`` more
+    times (``max_retries=2``: at most 3 calls). Raises :class:`StructuredOutputError` when no
+    answer validates, or on a refusal, a length stop before the output was complete, a
+    provider error or an abort; its ``attempts`` hold every message.
+    """
+    s = stream_structured(
+        model, context, output_type, mode=mode, max_retries=max_retries, **options
+    )
+    try:
+        return await s.result()
+    finally:
+        await s.aclose()
