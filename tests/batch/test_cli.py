@@ -130,6 +130,35 @@ def test_failed_and_limited_items(tmp_path: Path) -> None:
     assert statuses == ["error", "limited", "ok"]
 
 
+def test_typed_output_is_written_per_item(tmp_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "population": {"type": "integer"}},
+        "required": ["name", "population"],
+    }
+    (tmp_path / "city.json").write_text(json.dumps(schema))
+    paris, lyon = {"name": "Paris", "population": 2100000}, {"name": "Lyon", "population": 520000}
+
+    def answer(arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "final_result", "arguments": arguments}]}
+
+    # One item at a time, so the script's answers go to r0, r1, r2 in turn; r2 never answers
+    # with a valid city (the first try and its one retry).
+    invalid = answer({"name": "Nowhere"})
+    model = write_script(tmp_path / "script.json", [answer(paris), answer(lyon), invalid, invalid])
+    source, output = write_input(tmp_path / "in.jsonl", 3), tmp_path / "out.jsonl"
+    args = ["batch", str(source), "-o", str(output), "-m", model, "--concurrency", "1"]
+    done = tau(tmp_path, *args, "--output-schema", "city.json")
+    assert done.returncode == 1, done.stderr
+    assert "3 of 3 items done this run (2 ok, 1 error, 0 limited)" in done.stdout
+    lines = {line["id"]: line for line in map(json.loads, output.read_bytes().splitlines())}
+    assert lines["r0"]["output"] == paris and lines["r1"]["output"] == lyon
+    assert lines["r2"]["status"] == "error" and "output" not in lines["r2"]
+    assert "No valid output" in lines["r2"]["error"]
+    bad = tau(tmp_path, *args, "--output-schema", "nowhere.json")
+    assert bad.returncode == 2 and "--output-schema nowhere.json: no such file" in bad.stderr
+
+
 def test_malformed_input_is_bad_usage_with_line_numbers(tmp_path: Path) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text('{"id": "a", "prompt": "x"}\n{"id": "a", "prompt": "y"}\nnot json\n')

@@ -228,7 +228,7 @@ class ItemRunner:
             id=item.id,
             status="ok",
             text=run.text,
-            output=getattr(run, "output", None),
+            output=run.output,
             model=f"{final.provider}/{final.model}" if final is not None else None,
             usage=agent.state.usage.copy(),
             rate_wait=watch.rate_wait,

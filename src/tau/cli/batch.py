@@ -25,7 +25,7 @@ from tau.cli.argtypes import positive_int, positive_number
 from tau.cli.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
-    from tau.agent import Agent
+    from tau.agent import Agent, AgentThinkingLevel
     from tau.ai import Model
 
 __all__ = ["BatchAgent", "batch_command", "batch_parser"]
@@ -150,7 +150,7 @@ class BatchAgent:
         system: str,
         tools: Sequence[str],
         cwd: Path,
-        thinking: str,
+        thinking: AgentThinkingLevel,
         options: dict[str, Any],
         limits: dict[str, Any],
         output_type: Any = None,
@@ -178,17 +178,14 @@ class BatchAgent:
 
         if self.model is None:
             self.model = parse_model(self.spec)
-        extra: dict[str, Any] = {}
-        if self.output_type is not None:
-            extra["output_type"] = self.output_type
         return Agent(
             model=self.model,
             system_prompt=self.system,
             tools=build_tools(self.tools, Workspace(self.cwd)),
-            thinking_level=self.thinking,  # type: ignore[arg-type]
+            thinking_level=self.thinking,
             stream_options=self.options,
             usage_limits=UsageLimits(**self.limits) if self.limits else None,
-            **extra,
+            output_type=self.output_type,
         )
 
 
@@ -212,34 +209,9 @@ def _tool_names(text: str | None, yes: bool) -> list[str]:
 def _output_type(spec: str | None) -> Any:
     if spec is None:
         return None
-    import inspect
+    from tau.cli.output_schema import load_output_type
 
-    from tau.agent import Agent
-
-    if "output_type" not in inspect.signature(Agent).parameters:
-        raise UsageError(
-            "--output-schema needs typed output (Agent(output_type=...)), which this "
-            "tau does not have yet"
-        )
-    if ":" in spec and not Path(spec).exists():
-        import importlib
-
-        module_name, _, name = spec.partition(":")
-        try:
-            return getattr(importlib.import_module(module_name), name)
-        except (ImportError, AttributeError) as exc:
-            raise UsageError(f"--output-schema {spec!r}: {exc}") from None
-    import json
-
-    try:
-        schema = json.loads(Path(spec).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"--output-schema {spec!r}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise UsageError(f"--output-schema {spec!r} is not JSON: {exc}") from None
-    if not isinstance(schema, dict):
-        raise UsageError(f"--output-schema {spec!r} must hold a JSON Schema object")
-    return schema
+    return load_output_type(spec)
 
 
 def _make_agent(args: argparse.Namespace) -> BatchAgent:
