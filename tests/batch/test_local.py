@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tau.agent import Agent, AgentEvent, UsageLimits, agent_tool
-from tau.ai import Context, ToolResultMessage, UserMessage, get_model
+from tau.ai import Context, TextContent, ToolResultMessage, UserMessage, get_model
 from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call
 from tau.batch import (
     BatchFatalError,
@@ -126,6 +126,32 @@ async def test_a_usage_limit_makes_an_item_limited_not_failed() -> None:
     assert result.error == "Usage limit reached: turns 1 of 1"
     assert result.error_kind is None and result.attempts == 1
     assert result.usage.turns == 1 and result.usage.tool_calls == 1
+
+
+async def test_a_typed_output_per_item_is_the_validated_value(tmp_path: Path) -> None:
+    from pydantic import BaseModel
+
+    class Answer(BaseModel):
+        question: str
+        length: int
+
+    def reply(context: Context, options: Any) -> FauxResponse:
+        message = context.messages[-1]
+        assert isinstance(message, UserMessage) and not isinstance(message.content, str)
+        question = "".join(b.text for b in message.content if isinstance(b, TextContent))
+        return FauxResponse(
+            [tool_call("final_result", {"question": question, "length": len(question)})]
+        )
+
+    model = faux_model(reply)
+    output = tmp_path / "out.jsonl"
+    results = await collect(
+        run_batch(items(20), lambda: Agent(model=model, output_type=Answer), output=output)
+    )
+    assert all(isinstance(r.output, Answer) and r.status == "ok" for r in results)
+    written = {r.id: r.output for r in read_results(output)}
+    assert written["item-7"] == {"question": "question 7", "length": 10}
+    assert len(written) == 20
 
 
 async def test_a_permanent_model_error_is_recorded_once_and_the_batch_goes_on(
