@@ -56,6 +56,11 @@ EXPECTED = [
         "busy-model failed (overloaded: Overloaded); trying backup-model",
         "backup-model answered: Hello from the backup!",
     ],
+    [
+        "partial: PartialTrip(title='Loire', cities=[PartialCity(name='Tours'",
+        "136000 after 2 attempts",
+        "invalid Invalid JSON",
+    ],
     ['- path: "path" is a required property', "['user', 'assistant', 'toolResult', 'user']"],
     ["It is sunny in Paris.", "aborted 'a long answer", "echo me"],
     ["HELLO"],

@@ -8,6 +8,7 @@ forced tool choice repeats the name and id in every delta; no usage chunk is eve
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import socket
 import subprocess
@@ -162,3 +163,26 @@ async def test_abort_mid_stream(server: Model) -> None:
     # The server is still serving after the dropped connection.
     _, again = await _collect(server, Context([UserMessage("Hi")]), max_tokens=4)
     assert again.stop_reason in ("stop", "length")
+
+
+async def test_structured_output_through_the_servers_schema_grammar(server: Model) -> None:
+    # llama-cpp-python's server takes the schema beside json_object and compiles it into a
+    # grammar: the answer can only be a valid instance.
+    from pydantic import BaseModel
+
+    from tau.ai import complete_structured
+
+    class City(BaseModel):
+        name: str
+        country: str
+
+    model = dataclasses.replace(
+        server,
+        compat=OpenAICompletionsCompat(
+            max_tokens_field="max_tokens", supports_store=False, json_output="json_object_schema"
+        ),
+    )
+    result = await complete_structured(
+        model, "Name a city in France.", City, mode="native", api_key="unused", max_tokens=60
+    )
+    assert isinstance(result.output, City) and len(result.attempts) == 1

@@ -19,6 +19,7 @@ from tau.ai import (
     AssistantMessageEventStream,
     Context,
     Model,
+    OutputSchema,
     Tool,
     ToolCall,
     UserMessage,
@@ -437,3 +438,35 @@ def test_tools_travel_as_schemas() -> None:
 
     tool = AgentTool("t", "d", None, execute=lambda *a: "x")
     assert dump_tool(tool) == dump_tool(Tool("t", "d"))
+
+
+async def test_the_output_schema_crosses_the_proxy_and_is_checked() -> None:
+    served = faux_model([FauxResponse(['{"a": 1}'])])
+    recorder = Recorder()
+    app = create_proxy_app(token=TOKEN, models=[served], stream_fn=recorder)
+    output: OutputSchema = {
+        "name": "A",
+        "schema": {"type": "object", "properties": {"a": {"type": "integer"}}},
+    }
+    async with serving(app) as url:
+        stream = stream_proxy(
+            client_view(served),
+            Context([UserMessage("x")]),
+            proxy_url=url,
+            auth_token=TOKEN,
+            output_schema=output,
+        )
+        assert (await stream.result()).text == '{"a": 1}'
+        assert recorder.options[0]["output_schema"] == output
+        async with httpx2.AsyncClient() as client:
+            response = await client.post(
+                f"{url}/api/stream",
+                json={
+                    "model": {"id": served.id, "api": "faux", "provider": "faux"},
+                    "context": {"messages": []},
+                    "options": {"outputSchema": {"name": "A", "schema": "not an object"}},
+                },
+                headers={"authorization": f"Bearer {TOKEN}"},
+            )
+            assert response.status_code == 400
+            assert "outputSchema must be" in response.json()["error"]

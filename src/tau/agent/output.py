@@ -60,6 +60,7 @@ from typing import Any, TypeAlias
 from tau.agent.messages import AgentMessage
 from tau.agent.tools import AgentTool
 from tau.ai import (
+    NOTHING,
     OUTPUT_TOOL_NAME,
     AssistantMessage,
     AssistantMessageEvent,
@@ -170,8 +171,6 @@ class OutputRun:
         self.tool = OutputTool(self) if self.mode == "tool" else None
         self._accepted: dict[str, Any] = {}
         self._partials = PartialOutput(self.spec)
-        # Before its first value, a PartialOutput's last value is its "no value" marker.
-        self._nothing: Any = self._partials.last
 
     # ----------------------------------------------------------------------- the request
 
@@ -195,21 +194,21 @@ class OutputRun:
 
     def partial(self, event: AssistantMessageEvent) -> tuple[bool, Any]:
         """``(True, value)`` when ``event`` made a new partial output, else ``(False, None)``."""
-        value: Any = self._nothing
+        value: Any = NOTHING
         if event.type == "text_delta":
             if self.mode != "tool":
-                value = self._partials.feed_text(event.delta)
+                value = self._partials.feed(event.delta)
         elif event.type == "toolcall_delta" and self.mode == "tool":
             block = event.partial.content[event.content_index]
             if isinstance(block, ToolCall) and block.name == OUTPUT_TOOL_NAME:
-                value = self._partials.grew(len(event.delta), _arguments(block))
-        return (False, None) if value is self._nothing else (True, value)
+                value = self._partials.feed(event.delta)
+        return (False, None) if value is NOTHING else (True, value)
 
     def settle(self) -> tuple[bool, Any]:
         """``(True, output)`` when the output differs from the last partial given, so that
         the last value given is always the output; else ``(False, None)``."""
         value = self._partials.settle(self.value)
-        return (False, None) if value is self._nothing else (True, value)
+        return (False, None) if value is NOTHING else (True, value)
 
     # ----------------------------------------------------------------------- checking
 
@@ -320,7 +319,3 @@ class _Broken:
 
 class _Rejected(Exception):
     """An output call that was rejected: its message is the call's error result."""
-
-
-def _arguments(call: ToolCall) -> Callable[[], dict[str, Any]]:
-    return lambda: call.arguments

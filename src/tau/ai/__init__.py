@@ -156,6 +156,7 @@ __all__ = [
     "DEFAULT_FALL_BACK_ON",
     "INSTALL_HINT",
     "LOCAL_PROVIDER",
+    "NOTHING",
     "OUTPUT_TOOL_NAME",
     "AbortController",
     "AbortSignal",
@@ -358,6 +359,7 @@ _LAZY = {
     "structured_request": "tau.ai.structured.modes",
     "supports_native_output": "tau.ai.structured.modes",
     "PartialOutput": "tau.ai.structured.extract",
+    "NOTHING": "tau.ai.structured.extract",
     "find_json": "tau.ai.structured.extract",
     "StructuredOutputError": "tau.ai.structured.result",
     "StructuredResult": "tau.ai.structured.result",
@@ -399,7 +401,7 @@ if TYPE_CHECKING:
         OpenAIResponsesOptions,
         OpenAIResponsesSimpleOptions,
     )
-    from tau.ai.structured.extract import PartialOutput, find_json
+    from tau.ai.structured.extract import NOTHING, PartialOutput, find_json
     from tau.ai.structured.modes import (
         OutputMode,
         output_call,

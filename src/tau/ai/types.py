@@ -432,8 +432,10 @@ ThinkingFormat: TypeAlias = Literal["openai", "openrouter", "zai", "qwen", "qwen
 """How a chat-completions endpoint switches reasoning on (see ``OpenAICompletionsCompat``)."""
 MaxTokensField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
 
-JsonOutputSupport: TypeAlias = Literal["json_schema", "json_object", "none"]
-"""What a chat-completions endpoint's ``response_format`` takes."""
+JsonOutputSupport: TypeAlias = Literal["json_schema", "json_object_schema", "json_object", "none"]
+"""What a chat-completions endpoint's ``response_format`` takes: OpenAI's ``json_schema``,
+``json_object`` with a ``schema`` beside it (llama-cpp-python's server, Anyscale), the JSON
+mode alone, or nothing."""
 """The request field a chat-completions endpoint reads the output limit from."""
 
 _DETECTED: Any = None  # a field's default: decided by detection when the call is made
@@ -480,8 +482,8 @@ class OpenAICompletionsCompat(Generic[Unset]):
     accepts_empty_tools: bool | Unset = _DETECTED
     """Whether ``tools: []`` may be sent (api.openai.com rejects an empty list)."""
     json_output: JsonOutputSupport | Unset = _DETECTED
-    """Native structured output: ``response_format`` with a ``json_schema``, only the JSON mode
-    (``json_object``, the schema then goes in the system prompt), or none."""
+    """Native structured output (see :data:`JsonOutputSupport`); with the JSON mode alone the
+    schema goes in a system message."""
 
 
 ResolvedCompat: TypeAlias = "OpenAICompletionsCompat[Never]"

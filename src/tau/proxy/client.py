@@ -72,6 +72,7 @@ PROXY_OPTION_KEYS: dict[str, str] = {
     "reasoning": "reasoning",
     "thinking_budgets": "thinkingBudgets",
     "session_id": "sessionId",
+    "output_schema": "outputSchema",
 }
 """The stream options a client forwards (snake_case → wire name); the server may refuse more."""
 

@@ -24,9 +24,10 @@ before anything is streamed:
 Hardening beyond pi's reference server: the request's model only *selects* one of the
 server's own models (its base URL, headers and compat come from the server, so a client
 cannot point the server's keys at another host), and only the options ``temperature``,
-``maxTokens``, ``reasoning``, ``thinkingBudgets`` and ``sessionId`` are accepted (type-checked).
-A client that disconnects cancels its upstream request. Error messages relayed to a client
-name neither the server's keys nor upstream addresses (:mod:`tau.proxy.redact`).
+``maxTokens``, ``reasoning``, ``thinkingBudgets``, ``sessionId`` and ``outputSchema`` (native
+structured output) are accepted (type-checked). A client that disconnects cancels its upstream
+request. Error messages relayed to a client name neither the server's keys nor upstream
+addresses (:mod:`tau.proxy.redact`).
 
 Bounded per client: while a client leaves more than ``max_buffered_events`` events unread,
 the server stops reading the upstream response (TCP pushes back on the provider); a client
@@ -142,9 +143,25 @@ def _parse_options(raw: Any) -> dict[str, Any]:
             if not isinstance(value, str):
                 raise _BadRequest(400, "options.sessionId must be a string")
             out["session_id"] = value
+        elif key == "outputSchema":
+            out["output_schema"] = _output_schema(value)
         else:
             raise _BadRequest(400, f"option {key!r} is not accepted by this proxy")
     return out
+
+
+def _output_schema(value: Any) -> dict[str, Any]:
+    if not (
+        isinstance(value, dict)
+        and isinstance(value.get("name"), str)
+        and isinstance(value.get("schema"), dict)
+        and isinstance(value.get("description", ""), str)
+        and set(value) <= {"name", "schema", "description"}
+    ):
+        raise _BadRequest(
+            400, "options.outputSchema must be {name: string, schema: object, description?}"
+        )
+    return dict(value)
 
 
 async def _read_body(request: Request, limit: int, seconds: float | None) -> bytes:

@@ -4,6 +4,7 @@ answer can fail to be an output."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 
@@ -187,3 +188,26 @@ async def test_bad_arguments_fail_at_the_call() -> None:
         stream_structured(model, "x", Trip, mode="magic")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_retries"):
         stream_structured(model, "x", Trip, max_retries=-1)
+
+
+async def test_breaking_out_of_the_partials_leaves_the_result_to_come() -> None:
+    model = faux_model([FauxResponse([text(json.dumps(TRIP))], chunk_size=3)])
+    s = stream_structured(model, "Plan a trip", Trip, mode="native")
+    async for _ in s:
+        break
+    import gc
+
+    gc.collect()  # the abandoned iterator is finalised: the call must go on
+    await asyncio.sleep(0)
+    assert (await s.result()).output == Trip.model_validate(TRIP)
+
+
+async def test_closing_early_closes_the_call_and_result_says_so() -> None:
+    from tau.ai import StreamEndedError
+
+    model = faux_model([FauxResponse([text(json.dumps(TRIP))], chunk_size=3, delay=0.01)])
+    async with stream_structured(model, "Plan a trip", Trip, mode="native") as s:
+        async for _ in s.events():
+            break
+    with pytest.raises(StreamEndedError):
+        await s.result()

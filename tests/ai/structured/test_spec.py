@@ -84,7 +84,7 @@ def test_validation_errors_name_every_problem_and_quote_the_answer() -> None:
     assert any(path == "stops/0/population" for path, _ in error.errors)
     text = str(error)
     assert "title: Field required" in text and '"population": -1' in text
-    with pytest.raises(OutputValidationError, match="not valid JSON"):
+    with pytest.raises(OutputValidationError, match="Invalid JSON"):
         spec.validate_json("{nope")
 
 

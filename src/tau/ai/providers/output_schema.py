@@ -11,6 +11,7 @@ model still reads them (the answer is validated against the full schema anyway).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from tau.ai.errors import ProviderError
@@ -81,13 +82,22 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
     return result if isinstance(result, dict) else None
 
 
-def _strict(node: Any, depth: int) -> Any:
+def _walk(node: Any, depth: int, visit: Callable[[dict[str, Any], int], Any]) -> Any:
+    """``visit`` applied to each schema object of ``node`` (a schema, or a list of them)."""
     if depth > _MAX_DEPTH:
         raise ProviderError(f"output schema nested deeper than {_MAX_DEPTH} levels")
     if isinstance(node, list):
-        return [_strict(item, depth + 1) for item in node]
+        return [_walk(item, depth + 1, visit) for item in node]
     if not isinstance(node, dict):
         return node
+    return visit(node, depth)
+
+
+def _strict(node: Any, depth: int) -> Any:
+    return _walk(node, depth, _strict_object)
+
+
+def _strict_object(node: dict[str, Any], depth: int) -> Any:
     one = node.get("allOf")
     if isinstance(one, list) and len(one) == 1 and isinstance(one[0], dict):
         # A single allOf wraps a $ref to give it siblings (a description): merge it in.
@@ -123,12 +133,10 @@ def closed_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _closed(node: Any, depth: int) -> Any:
-    if depth > _MAX_DEPTH:
-        raise ProviderError(f"output schema nested deeper than {_MAX_DEPTH} levels")
-    if isinstance(node, list):
-        return [_closed(item, depth + 1) for item in node]
-    if not isinstance(node, dict):
-        return node
+    return _walk(node, depth, _closed_object)
+
+
+def _closed_object(node: dict[str, Any], depth: int) -> Any:
     out: dict[str, Any] = {}
     folded: dict[str, Any] = {}
     for key, value in node.items():

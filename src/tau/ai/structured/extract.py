@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any, Final
 
 from tau.ai.structured.spec import OutputSpec
@@ -67,7 +66,7 @@ class PartialOutput:
     ``1 + 1/growth`` validations of the whole while a short one updates on every delta.
     """
 
-    growth: float = 0.2
+    growth: float = 0.25
 
     __slots__ = ("_checked", "_last", "_parser", "_size", "_spec")
 
@@ -83,14 +82,20 @@ class PartialOutput:
         """The last partial value given out (:data:`NOTHING` before the first)."""
         return self._last
 
+    @property
+    def text(self) -> str:
+        """The JSON text fed so far in this answer (from its first ``{``)."""
+        return self._parser.text if self._parser is not None else ""
+
     def restart(self) -> None:
         """A new answer begins (a retry): the values given out stay given out."""
         self._parser = None
         self._size = 0
         self._checked = 0
 
-    def feed_text(self, delta: str) -> Any:
-        """Add a text delta; returns a new partial value or :data:`NOTHING`."""
+    def feed(self, delta: str) -> Any:
+        """Add a delta of the answer's text (or of the output call's arguments); returns a new
+        partial value or :data:`NOTHING`."""
         parser = self._parser
         if parser is None:
             # Prose or a fence opener before the object: the object starts at its first "{".
@@ -100,16 +105,11 @@ class PartialOutput:
             parser = self._parser = IncrementalJsonParser()
             delta = delta[at:]
         parser.feed(delta)
-        return self.grew(len(delta), parser.value)
-
-    def grew(self, by: int, value: Callable[[], dict[str, Any]]) -> Any:
-        """The wire object grew by ``by`` characters; ``value()`` reads it. Returns a new
-        partial value or :data:`NOTHING`."""
-        self._size += by
+        self._size += len(delta)
         if self._size - self._checked < max(1, self.growth * self._checked):
             return NOTHING
         self._checked = self._size
-        ok, partial = self._spec.validate_partial(value())
+        ok, partial = self._spec.validate_partial(parser.value())
         if not ok or partial == self._last:
             return NOTHING
         self._last = partial

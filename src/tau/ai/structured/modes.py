@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
 from tau.ai.registry import resolve_api_provider
@@ -81,14 +82,15 @@ def structured_request(
     model: Model,
     context: Context,
     spec: OutputSpec[Any],
-    mode: ResolvedMode,
-    options: dict[str, Any],
+    mode: OutputMode,
+    options: Mapping[str, Any],
 ) -> tuple[Context, dict[str, Any]]:
-    """The context and options of the first attempt (copies: the caller's are not changed)."""
+    """The context and options of a call in ``mode`` (``auto`` is resolved for ``model``):
+    copies, the caller's are not changed."""
     options = dict(options)
     tools = list(context.tools) if context.tools else None
     system = context.system_prompt
-    match mode:
+    match resolve_mode(model, mode):
         case "native":
             options["output_schema"] = spec.output_schema
         case "tool":

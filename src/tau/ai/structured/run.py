@@ -10,12 +10,15 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Generic, TypeVar, overload
 
 from tau.ai.entry import as_context, stream
+from tau.ai.event_stream import StreamEndedError
 from tau.ai.events import AssistantMessageEvent
 from tau.ai.registry import resolve_api_provider
 from tau.ai.structured.extract import NOTHING, PartialOutput
 from tau.ai.structured.modes import (
     OutputMode,
     ResolvedMode,
+    answer_text,
+    output_call,
     output_feedback,
     raw_output,
     read_output,
@@ -99,7 +102,8 @@ class StructuredStream(Generic[T]):
             pass
         if self._error is not None:
             raise self._error
-        assert self._result is not None  # _run ends with one of the two
+        if self._result is None:
+            raise StreamEndedError("the structured stream was closed before it finished")
         return self._result
 
     async def aclose(self) -> None:
@@ -121,6 +125,9 @@ class StructuredStream(Generic[T]):
         try:
             async for step in self._steps:
                 yield step
+        except GeneratorExit:
+            # The consumer stopped iterating (a break): the call goes on for result().
+            raise
         except BaseException:
             await self._steps.aclose()
             raise
@@ -133,13 +140,15 @@ class StructuredStream(Generic[T]):
             try:
                 async for event in s:
                     partial = NOTHING
+                    # The deltas, not the blocks: a block may already hold text that later
+                    # events bring.
                     if event.type == "text_delta":
                         if mode != "tool":
-                            partial = partials.feed_text(event.delta)
+                            partial = partials.feed(event.delta)
                     elif event.type == "toolcall_delta" and mode == "tool":
                         block = event.partial.content[event.content_index]
                         if isinstance(block, ToolCall) and block.name == OUTPUT_TOOL_NAME:
-                            partial = partials.grew(len(event.delta), _arguments(block))
+                            partial = partials.feed(event.delta)
                     yield event, partial
             finally:
                 await s.aclose()
@@ -155,6 +164,13 @@ class StructuredStream(Generic[T]):
                 if message.stop_reason == "length":
                     text = "the response hit the output limit before the output was complete"
                     self._error = self._fail("length", text, message, exc.errors)
+                    return
+                if mode == "native" and _declined(message):
+                    # The provider held the text to the schema, yet no JSON came: a refusal
+                    # (OpenAI's refusal field and part arrive as this text). Asking again
+                    # would only repeat it.
+                    text = f"the model declined: {answer_text(message)[:500]}"
+                    self._error = self._fail("refusal", text, message, exc.errors)
                     return
                 if attempt < self.max_retries:
                     self._context.messages.extend(output_feedback(message, exc, mode))
@@ -179,14 +195,18 @@ class StructuredStream(Generic[T]):
             f"No valid {self.spec.name} after {tries} attempt{'s' if tries > 1 else ''} "
             f"({reason}): {text}",
             reason=reason,
-            raw_text=raw_output(message, self.mode),
+            # In tool mode, the output call's arguments exactly as they streamed (a finished
+            # call keeps only their parse, a cut one only its prefix).
+            raw_text=(self.mode == "tool" and self._partials.text)
+            or raw_output(message, self.mode),
             errors=errors,
             attempts=list(self.attempts),
         )
 
 
-def _arguments(call: ToolCall) -> Any:
-    return lambda: call.arguments
+def _declined(message: AssistantMessage) -> bool:
+    text = answer_text(message)
+    return bool(text.strip()) and "{" not in text and output_call(message) is None
 
 
 def _failure(message: AssistantMessage) -> tuple[FailureReason, str] | None:
@@ -196,6 +216,8 @@ def _failure(message: AssistantMessage) -> tuple[FailureReason, str] | None:
     text = message.error_message or "the call failed"
     if message.stop_reason == "aborted":
         return "aborted", text
+    if "(stop reason 'length')" in text:
+        return "length", text  # the output call's arguments were cut by the length limit
     if "refusal" in text.lower() or "refused" in text.lower():
         return "refusal", text
     return "error", text

@@ -77,6 +77,12 @@ class OutputSpec(Generic[T]):
         self._adapter: Any = None
         self._partial_adapter: Any = None
         self._validator: Any = None
+        if isinstance(output_type, str):
+            # pydantic would read it as a forward reference to a type name.
+            raise TypeError(
+                "output_type is a str: pass a type, or a JSON Schema dict (json.loads a "
+                "schema's text first)"
+            )
         if isinstance(output_type, Mapping):
             schema = _check_schema(dict(output_type))
             self._validator = _compile(schema)
@@ -149,6 +155,14 @@ class OutputSpec(Generic[T]):
     def validate_json(self, text: str) -> T:
         """The value of a complete JSON answer; :class:`OutputValidationError` if it does not
         fit."""
+        if self._adapter is not None and not self.wrapped:
+            # pydantic's own JSON parsing: one pass, no intermediate dicts.
+            from pydantic import ValidationError
+
+            try:
+                return cast(T, self._adapter.validate_json(text))
+            except ValidationError as exc:
+                raise _error(_pydantic_errors(exc), text) from None
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:

@@ -256,6 +256,8 @@ def _apply_output(params: dict[str, Any], output: OutputSchema, compat: Resolved
                 "type": "json_schema",
                 "json_schema": json_schema_format(output),
             }
+        case "json_object_schema":
+            params["response_format"] = {"type": "json_object", "schema": output["schema"]}
         case "json_object":
             # JSON mode takes no schema: the model reads it from a system message (the mode
             # also requires the word JSON in the messages).
