@@ -2,8 +2,9 @@
 
 ``tau.ai`` is the bottom: it imports no other tau package. ``tau.agent``, ``tau.proxy`` and
 ``tau.telemetry`` import from ``tau.ai`` only ``from tau.ai import X`` with ``X`` in
-``tau.ai.__all__``; ``tau.cli`` does the same, and reaches ``tau.agent`` only through
-``from tau.agent import X`` (or the public subpackage ``tau.agent.mcp``). So everything the
+``tau.ai.__all__``; ``tau.batch`` and ``tau.cli`` do the same, and reach ``tau.agent`` only
+through ``from tau.agent import X`` (``tau.cli`` also through the public subpackage
+``tau.agent.mcp``, and ``tau.batch`` through ``from tau.batch import X``). So everything the
 upper layers need is public, and documented in the README.
 """
 
@@ -24,7 +25,12 @@ ALLOWED: dict[str, dict[str, tuple[str, ...]]] = {
     "agent": {"ai": ("tau.ai",)},
     "proxy": {"ai": ("tau.ai",)},
     "telemetry": {"ai": ("tau.ai",), "agent": ("tau.agent",)},
-    "cli": {"ai": ("tau.ai",), "agent": ("tau.agent", "tau.agent.mcp")},
+    "batch": {"ai": ("tau.ai",), "agent": ("tau.agent",)},
+    "cli": {
+        "ai": ("tau.ai",),
+        "agent": ("tau.agent", "tau.agent.mcp"),
+        "batch": ("tau.batch",),
+    },
 }
 
 
@@ -87,7 +93,7 @@ def test_the_rule_catches_a_private_import(tmp_path: Path) -> None:
 
 
 def test_every_public_name_resolves() -> None:
-    for module in ("tau.ai", "tau.agent", "tau.proxy"):
+    for module in ("tau.ai", "tau.agent", "tau.proxy", "tau.batch"):
         imported = importlib.import_module(module)
         for name in imported.__all__:
             assert getattr(imported, name) is not None, (module, name)

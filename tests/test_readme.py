@@ -75,6 +75,12 @@ EXPECTED = [
         '"name": "execute_tool get_weather"',
         '"gen_ai.tool.call.id": "faux_call_',
     ],
+    [
+        "200 of 200 items done this run (200 ok, 0 error, 0 limited)",
+        "q0 ok 'What is 0 + 0?' 1",
+        "200 already done, 0 run again",
+        "202 results in answers.jsonl",
+    ],
 ]
 
 

@@ -86,6 +86,22 @@ async def test_429_with_retry_after_then_success() -> None:
         assert len(server.requests) == 2
 
 
+async def test_the_error_names_the_servers_retry_after() -> None:
+    # A scheduler of many requests (tau.batch) slows the whole provider down by it.
+    refused = Reply(429, {"retry-after": "2", **JSON_HEADERS}, [b'{"error":{"message":"slow"}}'])
+    async with LocalServer([refused, refused]) as server:
+        with pytest.raises(ProviderHTTPError) as given_up:
+            await collect(server.url, max_retries=0)
+        assert given_up.value.status == 429 and given_up.value.retry_after == 2.0
+        with pytest.raises(ProviderError, match="longer than max_retry_delay_ms") as too_long:
+            await collect(server.url, max_retry_delay_ms=500)
+        assert too_long.value.retry_after == 2.0
+    async with LocalServer([Reply(500, {}, [b"oops"])]) as server:
+        with pytest.raises(ProviderHTTPError) as unnamed:
+            await collect(server.url, max_retries=0)
+        assert unnamed.value.retry_after is None
+
+
 async def test_retry_after_ms_is_honoured() -> None:
     async with LocalServer(
         [Reply(529, {"retry-after-ms": "150"}, [ANTHROPIC_OVERLOADED]), ok()]

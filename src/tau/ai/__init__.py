@@ -135,6 +135,7 @@ from tau.ai.utils.hash import short_hash
 from tau.ai.utils.overflow import is_context_overflow, overflow_patterns
 from tau.ai.utils.partial_json import IncrementalJsonParser, parse_streaming_json
 from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.utils.size import context_chars
 from tau.ai.utils.transform_messages import (
     ForeignThinking,
     MistralIdNormalizer,
@@ -259,6 +260,7 @@ __all__ = [
     "complete_simple",
     "complete_structured",
     "complete_sync",
+    "context_chars",
     "default_local_model",
     "describe_error",
     "dump_content",

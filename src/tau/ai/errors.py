@@ -34,12 +34,17 @@ class ProviderError(Exception):
     """A failure an adapter reports; its text becomes the message's ``error_message``.
 
     ``status`` is the HTTP status the provider gave for the failure, on the response or inside
-    an error event of a streamed one (None when it gave none).
+    an error event of a streamed one (None when it gave none). ``retry_after`` is how many
+    seconds the provider asked to wait before another request (its ``Retry-After``), when it
+    named a delay: a scheduler that sends many requests slows down by it.
     """
 
-    def __init__(self, *args: object, status: int | None = None) -> None:
+    def __init__(
+        self, *args: object, status: int | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(*args)
         self.status = status
+        self.retry_after = retry_after
 
 
 class ProviderConnectionError(ProviderError):
@@ -65,8 +70,9 @@ class ProviderHTTPError(ProviderError):
         status: int,
         body: str = "",
         headers: Mapping[str, str] | None = None,
+        retry_after: float | None = None,
     ) -> None:
-        super().__init__(message, status=status)
+        super().__init__(message, status=status, retry_after=retry_after)
         self.body = body
         self.headers: Mapping[str, str] = headers if headers is not None else {}
 

@@ -12,6 +12,7 @@
     tau models [provider]        the catalog and models.json, and which providers have keys
     tau sessions [list|show|export|rm]   the saved sessions
     tau mcp list [FILE]          the configured MCP servers: status and tools
+    tau batch IN.jsonl -o OUT    one agent over every item of a JSONL file (tau.cli.batch)
 
 Every run is saved under ``$TAU_HOME/sessions/<directory>/`` unless ``--no-session``.
 
@@ -75,8 +76,9 @@ def _parser() -> argparse.ArgumentParser:
         description="A small coding agent. With a prompt: one run (piped input is added after "
         "the prompt); without: an interactive session.",
         epilog="`tau models [provider]` lists the models, `tau sessions` the saved sessions, "
-        "`tau mcp list [FILE]` the MCP servers (each has --help). Exit status: 0 ok, 1 the run "
-        "failed, 2 bad usage, 130 interrupted, 141 stdout closed early.",
+        "`tau mcp list [FILE]` the MCP servers, `tau batch IN.jsonl -o OUT.jsonl` runs the agent "
+        "over a dataset (each has --help). Exit status: 0 ok, 1 the run failed, 2 bad usage, "
+        "130 interrupted, 141 stdout closed early.",
     )
     parser.add_argument("prompt", nargs="*", help="what to ask (omit for an interactive session)")
     parser.add_argument("--version", action="version", version=f"tau {__version__}")
@@ -544,6 +546,10 @@ def _dispatch(argv: Sequence[str]) -> int:
         from tau.cli.mcp import mcp_command
 
         return mcp_command([listing.command, *([listing.file] if listing.file else [])])
+    if argv and argv[0] == "batch":
+        from tau.cli.batch import batch_command
+
+        return batch_command(argv[1:])
     if argv and argv[0] == "models":
         from tau.cli.models import list_models
 

@@ -22,6 +22,7 @@ UTILITIES = [
     "overflow_patterns",
     "sanitize_surrogates",
     "short_hash",
+    "context_chars",
 ]
 
 

@@ -288,7 +288,7 @@ class open_stream:
                 failure = _http_error(response, body, self._host)
                 if not _retry.is_retryable(response.status_code, response.headers, body):
                     raise failure
-                server_delay = _retry.retry_delay_from_headers(response.headers)
+                server_delay = failure.retry_after
             watchdog.cancel()
             if attempt >= max_retries:
                 raise failure
@@ -298,6 +298,7 @@ class open_stream:
                     f"{failure} (the server asked to retry after {server_delay:g} s, longer "
                     f"than max_retry_delay_ms={cap * 1000:g}; not retrying)",
                     status=failure.status,
+                    retry_after=server_delay,
                 )
             delay = server_delay if server_delay is not None else _retry.backoff(attempt)
             if report is not None:
@@ -339,6 +340,7 @@ def _http_error(response: httpx2.Response, body: bytes, host: str) -> ProviderHT
         response.status_code,
         body.decode("utf-8", "replace"),
         response.headers,
+        _retry.retry_delay_from_headers(response.headers),
     )
 
 

@@ -46,6 +46,7 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
+from tau.ai.utils.size import context_chars
 
 __all__ = [
     "OPTIONS",
@@ -215,23 +216,6 @@ def _count_tokens(chars: int) -> int:
     return (chars + 3) // 4
 
 
-def _context_chars(context: Context) -> int:
-    total = len(context.system_prompt or "")
-    for message in context.messages:
-        content = message.content
-        if isinstance(content, str):
-            total += len(content)
-            continue
-        for block in content:
-            if isinstance(block, TextContent):
-                total += len(block.text)
-            elif isinstance(block, ThinkingContent):
-                total += len(block.thinking)
-            elif isinstance(block, ToolCall):
-                total += len(json.dumps(block.arguments)) + len(block.name)
-    return total
-
-
 def stream(model: Model, context: Context, options: FauxOptions) -> AssistantMessageEventStream:
     """Stream the model's next scripted response."""
 
@@ -244,7 +228,7 @@ def stream(model: Model, context: Context, options: FauxOptions) -> AssistantMes
         out.start()
         # Usage grows as the response streams, as a real provider's does: a response aborted
         # half-way still reports the prompt and what it produced so far.
-        spent = Usage(input=_count_tokens(_context_chars(context)))
+        spent = Usage(input=_count_tokens(context_chars(context)))
         output_chars = 0
 
         def produced(chars: int) -> None:
