@@ -122,7 +122,8 @@ class Batch:
                 error, self._error = self._error, None
                 raise error
             raise StopAsyncIteration
-        return result  # type: ignore[no-any-return]
+        assert isinstance(result, BatchResult)
+        return result
 
     async def __aenter__(self) -> Batch:
         return self

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import stat
@@ -34,10 +35,6 @@ from tau.batch.result import BatchResult
 
 __all__ = ["BatchOutputError", "ResultFile", "read_results"]
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX
-    fcntl = None  # type: ignore[assignment]
 
 _CHUNK = 1 << 20
 
@@ -88,13 +85,12 @@ class ResultFile:
                     errno.EINVAL, f"the output {str(path)!r} is not a regular file"
                 )
             os.set_blocking(fd, True)
-            if fcntl is not None:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    raise BatchOutputError(
-                        errno.EBUSY, f"another batch is writing {str(path)!r} (it is locked)"
-                    ) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise BatchOutputError(
+                    errno.EBUSY, f"another batch is writing {str(path)!r} (it is locked)"
+                ) from None
             if not existed:
                 _sync_directory(path.parent)
         except BaseException:

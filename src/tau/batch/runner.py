@@ -37,6 +37,8 @@ from tau.ai import (
     AssistantMessageEvent,
     AssistantMessageEventStream,
     Context,
+    DoneEvent,
+    ErrorEvent,
     HttpObserver,
     Model,
     ProviderError,
@@ -343,15 +345,13 @@ class _Terminal:
         self.estimate = estimate
 
     def __call__(self, event: AssistantMessageEvent) -> None:
-        kind = event.type
-        if kind == "done":
-            message = event.message  # type: ignore[union-attr]
-            self.watch.failure = None
-        elif kind == "error":
-            message = event.error  # type: ignore[union-attr]
-            self.watch.failure = _Failure(message, event.cause, self.provider)  # type: ignore[union-attr]
-        else:
-            return
+        match event:
+            case DoneEvent(message=message):
+                self.watch.failure = None
+            case ErrorEvent(error=message, cause=cause):
+                self.watch.failure = _Failure(message, cause, self.provider)
+            case _:
+                return
         usage = message.usage
         total = usage.input + usage.output + usage.cache_read + usage.cache_write
         if total:

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from tau.agent import (
     Agent,
@@ -387,11 +387,11 @@ class App:
 
     def set_thinking(self, level: str) -> None:
         """Use reasoning ``level`` from the next request on (recorded in the session)."""
-        if level not in THINKING_LEVELS:
+        if not _is_thinking_level(level):
             raise UsageError(
                 f"unknown thinking level {level!r} (one of {', '.join(THINKING_LEVELS)})"
             )
-        self.agent.set_thinking_level(level)  # type: ignore[arg-type]
+        self.agent.set_thinking_level(level)
         self._record_settings()
 
     def session_info(self) -> SessionInfo:
@@ -610,3 +610,7 @@ async def _unless_aborted(question: Awaitable[bool], signal: AbortSignal) -> boo
             asking.cancel()
             await asyncio.gather(asking, return_exceptions=True)
     return None if asking.cancelled() else asking.result()
+
+
+def _is_thinking_level(level: str) -> TypeGuard[AgentThinkingLevel]:
+    return level in THINKING_LEVELS

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tau.cli.argtypes import positive_int, positive_number
+from tau.cli.argtypes import THINKING_LEVELS, positive_int, positive_number
 from tau.cli.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from tau.ai import Model
 
 __all__ = ["BatchAgent", "batch_command", "batch_parser"]
-
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
 def _seconds(text: str) -> float:
