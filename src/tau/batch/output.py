@@ -167,7 +167,7 @@ class ResultFile:
 def _result_id(line: bytes, number: int, path: Path) -> str:
     try:
         data: Any = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     ident = data.get("id") if isinstance(data, dict) else None
     if not isinstance(ident, str) or "status" not in data:
