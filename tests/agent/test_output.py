@@ -149,8 +149,20 @@ async def test_never_valid_ends_with_a_clear_error_in_the_transcript() -> None:
     assert result.output is None and agent.state.output is None
     assert result.stop_reason == "error" and result.error == last.error_message
     end = events[-1]
-    assert isinstance(end, AgentEndEvent) and end.output is None
+    assert isinstance(end, AgentEndEvent) and end.output is None and not end.has_output
     assert "output" not in json.loads(event_to_json(end))
+
+
+async def test_an_output_that_is_none_is_on_agent_end_and_in_its_json() -> None:
+    model = faux_model([output_call({"response": None})])
+    agent = Agent(model=model, output_type=int | None, output_mode="tool")
+    events: list[Any] = []
+    agent.subscribe(events.append)
+    result = await agent.prompt("go")
+    assert result.error is None and result.output is None
+    end = events[-1]
+    assert isinstance(end, AgentEndEvent) and end.has_output and end.output is None
+    assert json.loads(event_to_json(end))["output"] is None  # null, not left out
 
 
 async def test_text_without_output_in_tool_mode_is_told_to_call_the_tool() -> None:
