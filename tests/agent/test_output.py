@@ -29,6 +29,9 @@ from tau.ai import (
     AssistantMessage,
     ToolResultMessage,
     UserMessage,
+    get_model,
+    stream_simple,
+    supports_native_output,
 )
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
 from tests.agent.helpers import check_grammar, echo_tool, prompt_collecting, result_text
@@ -275,6 +278,40 @@ async def test_fallback_model_answers_with_the_output() -> None:
     events = await prompt_collecting(agent)
     assert "fallback" in [e.type for e in events]
     assert agent.state.output == City(**PARIS)
+
+
+@pytest.mark.parametrize(
+    ("fallback", "mode"),
+    [("google/gemini-2.5-flash", "native"), ("anthropic/claude-3-5-haiku-latest", "tool")],
+)
+async def test_auto_mode_is_native_only_when_every_fallback_model_has_it(
+    fallback: str, mode: str
+) -> None:
+    # The primary fails, the fallback answers: the request must suit the fallback too.
+    primary = get_model("openai", "gpt-4o")
+    backup = get_model(fallback)
+    assert supports_native_output(primary)
+    assert supports_native_output(backup) == (mode == "native")
+    answer = output_call(PARIS) if mode == "tool" else FauxResponse([text(json.dumps(PARIS))])
+    player = faux_model([answer])
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def stream_fn(model: Any, context: Any, **options: Any) -> Any:
+        asked.append((model.id, options))
+        if model is primary:
+            return stream_simple(
+                faux_model([FauxResponse(error="down", error_status=503)]), context
+            )
+        return stream_simple(player, context, **options)
+
+    agent = Agent(model=primary, stream_fn=stream_fn, fallback_models=[backup], output_type=City)
+    result = await agent.prompt("go")
+    assert result.output == City(**PARIS), result.error
+    assert [model_id for model_id, _ in asked] == [primary.id, backup.id]
+    for _, options in asked:
+        assert ("output_schema" in options) == (mode == "native")
+    tools = [t.name for t in faux_calls(player)[0][0].tools or ()]
+    assert (OUTPUT_TOOL_NAME in tools) == (mode == "tool")
 
 
 async def test_json_schema_output_and_its_json_form() -> None:
