@@ -29,6 +29,9 @@ from tau.ai import (
     AssistantMessage,
     ToolResultMessage,
     UserMessage,
+    get_model,
+    stream_simple,
+    supports_native_output,
 )
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
 from tests.agent.helpers import check_grammar, echo_tool, prompt_collecting, result_text
@@ -149,8 +152,20 @@ async def test_never_valid_ends_with_a_clear_error_in_the_transcript() -> None:
     assert result.output is None and agent.state.output is None
     assert result.stop_reason == "error" and result.error == last.error_message
     end = events[-1]
-    assert isinstance(end, AgentEndEvent) and end.output is None
+    assert isinstance(end, AgentEndEvent) and end.output is None and not end.has_output
     assert "output" not in json.loads(event_to_json(end))
+
+
+async def test_an_output_that_is_none_is_on_agent_end_and_in_its_json() -> None:
+    model = faux_model([output_call({"response": None})])
+    agent = Agent(model=model, output_type=int | None, output_mode="tool")
+    events: list[Any] = []
+    agent.subscribe(events.append)
+    result = await agent.prompt("go")
+    assert result.error is None and result.output is None
+    end = events[-1]
+    assert isinstance(end, AgentEndEvent) and end.has_output and end.output is None
+    assert json.loads(event_to_json(end))["output"] is None  # null, not left out
 
 
 async def test_text_without_output_in_tool_mode_is_told_to_call_the_tool() -> None:
@@ -263,6 +278,40 @@ async def test_fallback_model_answers_with_the_output() -> None:
     events = await prompt_collecting(agent)
     assert "fallback" in [e.type for e in events]
     assert agent.state.output == City(**PARIS)
+
+
+@pytest.mark.parametrize(
+    ("fallback", "mode"),
+    [("google/gemini-2.5-flash", "native"), ("anthropic/claude-3-5-haiku-latest", "tool")],
+)
+async def test_auto_mode_is_native_only_when_every_fallback_model_has_it(
+    fallback: str, mode: str
+) -> None:
+    # The primary fails, the fallback answers: the request must suit the fallback too.
+    primary = get_model("openai", "gpt-4o")
+    backup = get_model(fallback)
+    assert supports_native_output(primary)
+    assert supports_native_output(backup) == (mode == "native")
+    answer = output_call(PARIS) if mode == "tool" else FauxResponse([text(json.dumps(PARIS))])
+    player = faux_model([answer])
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def stream_fn(model: Any, context: Any, **options: Any) -> Any:
+        asked.append((model.id, options))
+        if model is primary:
+            return stream_simple(
+                faux_model([FauxResponse(error="down", error_status=503)]), context
+            )
+        return stream_simple(player, context, **options)
+
+    agent = Agent(model=primary, stream_fn=stream_fn, fallback_models=[backup], output_type=City)
+    result = await agent.prompt("go")
+    assert result.output == City(**PARIS), result.error
+    assert [model_id for model_id, _ in asked] == [primary.id, backup.id]
+    for _, options in asked:
+        assert ("output_schema" in options) == (mode == "native")
+    tools = [t.name for t in faux_calls(player)[0][0].tools or ()]
+    assert (OUTPUT_TOOL_NAME in tools) == (mode == "tool")
 
 
 async def test_json_schema_output_and_its_json_form() -> None:

@@ -153,6 +153,7 @@ def test_mcp_list_file_and_usage(tau: TauRunner, tmp_path: Path) -> None:
     [
         (None, "cannot read MCP server file"),
         ("{not json", "is not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "is nested too deeply"),
         ('{"mcpServers": []}', '"mcpServers" must be an object of servers'),
     ],
 )

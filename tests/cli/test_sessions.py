@@ -130,6 +130,9 @@ def test_sessions_list_show_export_and_rm(tau: TauRunner, tmp_path: Path) -> Non
     assert "second prompt" in listing[0] and "first <b>prompt</b>" in listing[1]
     assert all("2 msgs" in line and "faux/echo" in line for line in listing)
     assert tau("sessions", "list", "--all").stdout.count(str((tmp_path / "work").resolve())) == 2
+    # As the README and the empty listing's hint write it: `tau sessions --all`.
+    assert tau("sessions", "--all").stdout.count(str((tmp_path / "work").resolve())) == 2
+    assert len(tau("sessions", "-n", "1").stdout.splitlines()) == 1
     older = _ids(tau)[1]
     shown = tau("sessions", "show", older)
     assert shown.returncode == 0

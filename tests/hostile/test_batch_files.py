@@ -116,12 +116,26 @@ async def test_an_output_fifo_is_refused_at_once(tmp_path: Path) -> None:
         unblock_fifo(fifo)
 
 
-def test_the_input_as_its_own_output_is_refused_and_left_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("link", ["same", "symlink", "hardlink"])
+@pytest.mark.parametrize("resume", [True, False])
+def test_the_input_as_its_own_output_is_refused_and_left_alone(
+    tmp_path: Path, link: str, resume: bool
+) -> None:
     path = tmp_path / "data.jsonl"
     original = '{"id": "a", "prompt": "x"}\n'
     path.write_text(original)
+    output = tmp_path / "out.jsonl"
+    match link:
+        case "same":
+            output = path
+        case "symlink":
+            output.symlink_to(path)
+        case _:
+            output.hardlink_to(path)
+    # --no-resume truncated the input before
+    flags = ["-m", "faux/echo"] + ([] if resume else ["--no-resume"])
     done = subprocess.run(
-        [sys.executable, "-m", "tau.cli", "batch", str(path), "-o", str(path), "-m", "faux/echo"],
+        [sys.executable, "-m", "tau.cli", "batch", str(path), "-o", str(output), *flags],
         env=clean_env(tmp_path),
         capture_output=True,
         text=True,
@@ -129,7 +143,10 @@ def test_the_input_as_its_own_output_is_refused_and_left_alone(tmp_path: Path) -
         cwd=tmp_path,
     )
     assert done.returncode == 2
-    assert "not a batch result (line 1)" in done.stderr and "Traceback" not in done.stderr
+    assert "is the input file" in done.stderr and "Traceback" not in done.stderr
+    assert path.read_text() == original
+    with pytest.raises(BatchOutputError, match="is the input file"):
+        run_batch(str(path), ECHO, output=output, resume=resume)
     assert path.read_text() == original
 
 

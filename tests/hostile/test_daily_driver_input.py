@@ -133,7 +133,8 @@ def test_a_fifo_or_folder_as_models_json_never_hangs(tau: TauRunner, tmp_path: P
 
 def test_malformed_rpc_lines_each_get_an_error_and_the_process_goes_on(tmp_path: Path) -> None:
     client = RpcClient(tmp_path, "--model", "faux/echo")
-    for raw in (b"\xff\xfe not utf-8", b"[1, 2]", b'"a string"', b"{", b"null"):
+    deep = b"[" * 100_000 + b"]" * 100_000  # past the JSON parser's recursion limit
+    for raw in (b"\xff\xfe not utf-8", b"[1, 2]", b'"a string"', b"{", b"null", deep):
         client.send(raw)
         answer = client.wait_for(lambda d: d.get("type") == "response")
         assert answer["command"] == "parse" and answer["success"] is False, raw

@@ -161,3 +161,18 @@ async def test_the_proxy_server_rejects_non_finite_numbers() -> None:
             assert response.status_code == 400, (temperature, response.text)
             assert response.json()["error"]
         await asyncio.sleep(0)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="no llama_cpp")
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+async def test_a_non_finite_temperature_on_the_local_model_is_a_clear_error(value: float) -> None:
+    # Hostile: the embedded model has no JSON body to refuse NaN; llama.cpp sampled with it.
+    from tau.ai import get_model
+
+    model = get_model("local", "smollm2-135m-instruct")
+    events = [e async for e in stream(model, Context([UserMessage("hi")]), temperature=value)]
+    # Clean: one error event naming the option and the number, before any model is loaded.
+    assert events[-1].type == "error"
+    message = events[-1].error.error_message or ""
+    assert repr(value) in message and "temperature" in message and "non-finite" in message
+    assert not any(e.type == "text_delta" for e in events)

@@ -106,6 +106,7 @@ from tau.ai import (
     UserMessage,
     describe_error,
     fallback_stream_fn,
+    supports_native_output,
 )
 
 __all__ = ["Agent", "AgentListener", "AgentState", "QueueMode", "RunResult"]
@@ -585,6 +586,14 @@ class Agent(Generic[OutputT]):
         state.usage = RunUsage()
         self.clear_all_queues()
 
+    def _output_mode(self, model: Model) -> OutputMode:
+        # Every model that may answer gets the same request, so "auto" picks native only when
+        # each of them takes the output_schema option (a fallback without it would ignore it).
+        if self.output_mode != "auto" or not self.fallback_models:
+            return self.output_mode
+        models = [model, *self.fallback_models]
+        return "native" if all(supports_native_output(m) for m in models) else "tool"
+
     def _stream_fn(self) -> StreamFn | None:
         if not self.fallback_models:
             return self.stream_fn
@@ -647,7 +656,7 @@ class Agent(Generic[OutputT]):
             instrument=self.instrument,
             tool_sources=list(self.tool_sources),
             output_type=self.output_type,
-            output_mode=self.output_mode,
+            output_mode=self._output_mode(model),
             output_retries=self.output_retries,
             output_validators=list(self.output_validators),
         )

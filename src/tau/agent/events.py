@@ -100,17 +100,24 @@ class AgentEndEvent:
     """The run is over; ``messages`` is every message it added, in order, ``usage`` the run's
     totals (tokens, cost, turns, requests and tool calls), and ``output`` the validated output
     of a run with an ``output_type`` (None otherwise, or when the run failed: its last message
-    then says why)."""
+    then says why). ``has_output`` tells a validated output that is None (an ``Optional`` type,
+    a ``null`` schema) from no output; it defaults to ``output is not None``."""
 
-    __slots__ = ("messages", "output", "usage")
+    __slots__ = ("has_output", "messages", "output", "usage")
     type: ClassVar[Literal["agent_end"]] = "agent_end"
 
     def __init__(
-        self, messages: list[AgentMessage], usage: RunUsage | None = None, output: Any = None
+        self,
+        messages: list[AgentMessage],
+        usage: RunUsage | None = None,
+        output: Any = None,
+        *,
+        has_output: bool | None = None,
     ) -> None:
         self.messages = messages
         self.usage = usage if usage is not None else RunUsage()
         self.output = output
+        self.has_output = output is not None if has_output is None else has_output
 
     def __repr__(self) -> str:
         return f"AgentEndEvent(messages=<{len(self.messages)}>)"
@@ -363,7 +370,7 @@ def dump_event(event: AgentEvent, *, compact: bool = False) -> dict[str, Any]:
     elif isinstance(event, AgentEndEvent):
         out["messages"] = [dump_agent_message(m) for m in event.messages]
         out["usage"] = event.usage.dump()
-        if event.output is not None:
+        if event.has_output:
             out["output"] = _jsonable(event.output)
     elif isinstance(event, OutputUpdateEvent):
         out["output"] = _jsonable(event.output)

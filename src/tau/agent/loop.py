@@ -226,8 +226,9 @@ class _Run(ToolBatch):
 
     def agent_end(self) -> AgentEndEvent:
         output = self.output
-        value = output.value if output is not None and output.done else None
-        return AgentEndEvent(self.new_messages, self.guard.usage.copy(), value)
+        done = output is not None and output.done
+        value = output.value if output is not None and done else None
+        return AgentEndEvent(self.new_messages, self.guard.usage.copy(), value, has_output=done)
 
     async def report_fallbacks(self, failed: Sequence[FailedAttempt], reported: int) -> int:
         # Failed attempts of a fallback stream: counted, and announced before the answer.

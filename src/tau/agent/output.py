@@ -28,13 +28,14 @@ against ``output_type`` and passes every output validator. How the output is ask
     object, else the model is told to call the tool.
 ``native``
     the ``output_schema`` option asks the provider for structured output; the final answer
-    (a response without tool calls) is the JSON. It is decided for the agent's model:
-    fallback models get the same option.
+    (a response without tool calls) is the JSON. Fallback models get the same option.
 ``prompted``
     the schema goes in the system prompt; the JSON is picked out of the final answer.
 ``auto`` (the default)
     ``native`` where :func:`tau.ai.supports_native_output` says the model has it, else
-    ``tool``.
+    ``tool``; an :class:`~tau.agent.Agent` with ``fallback_models`` picks ``native`` only when
+    every one of its models has it (a loop given a fallback ``stream_fn`` directly cannot see
+    them: pass the mode).
 
 A rejected output (invalid, or an output validator raising :class:`ModelRetry`) goes back to
 the model with the reason, as the output call's error result in ``tool`` mode and as a user

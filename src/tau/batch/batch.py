@@ -312,7 +312,16 @@ def run_batch(
         from tau.batch.local import LocalBackend
 
         chosen = LocalBackend(ItemRunner(make_agent, limiter, settings), concurrency)
-    results = ResultFile(output, resume=resume, fsync=fsync) if output is not None else None
+    results = (
+        ResultFile(
+            output,
+            resume=resume,
+            fsync=fsync,
+            source=inputs if isinstance(inputs, str | os.PathLike) else None,
+        )
+        if output is not None
+        else None
+    )
     return Batch(items, chosen, results, progress, os.path.basename(source) or source)
 
 

@@ -198,6 +198,9 @@ def _parse_lines(file: Any) -> Iterator[tuple[int, BatchItem | str]]:
             # A line is one line: its column says where, the decoder's "line 1" would not.
             yield number, f"not valid JSON: {exc.msg} at column {exc.colno}"
             continue
+        except RecursionError:
+            yield number, "not valid JSON: nested too deeply"
+            continue
         yield number, _item(raw)
 
 

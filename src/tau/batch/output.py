@@ -47,8 +47,14 @@ class ResultFile:
     """An output file opened for a batch (see the module docstring)."""
 
     def __init__(
-        self, path: str | os.PathLike[str], *, resume: bool = True, fsync: float | None = 1.0
+        self,
+        path: str | os.PathLike[str],
+        *,
+        resume: bool = True,
+        fsync: float | None = 1.0,
+        source: str | os.PathLike[str] | None = None,
     ) -> None:
+        """Open ``path``; ``source`` is the input file, which the output must not be."""
         self.path = Path(path)
         self.fsync = fsync
         self.done: set[str] = set()
@@ -60,6 +66,12 @@ class ResultFile:
         self._release = weakref.finalize(self, os.close, self._fd)
         self._synced = time.monotonic()
         try:
+            if source is not None and _same_file(self._fd, source):
+                # Truncating (or appending to) the input would destroy the items themselves.
+                raise BatchOutputError(
+                    errno.EINVAL,
+                    f"the output {str(path)!r} is the input file; give another output file",
+                )
             if resume:
                 self._scan()
             else:
@@ -155,16 +167,25 @@ class ResultFile:
 def _result_id(line: bytes, number: int, path: Path) -> str:
     try:
         data: Any = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     ident = data.get("id") if isinstance(data, dict) else None
     if not isinstance(ident, str) or "status" not in data:
         raise BatchOutputError(
             errno.EINVAL,
             f"the output {str(path)!r} has a line that is not a batch result (line {number}); "
-            "give another output file, or resume=False to overwrite it",
+            "give another output file, or start it afresh (resume=False, tau batch --no-resume)",
         )
     return ident
+
+
+def _same_file(fd: int, other: str | os.PathLike[str]) -> bool:
+    try:
+        theirs = os.stat(other)
+    except OSError:
+        return False
+    ours = os.fstat(fd)
+    return (ours.st_dev, ours.st_ino) == (theirs.st_dev, theirs.st_ino)
 
 
 def _sync_directory(directory: Path) -> None:

@@ -31,7 +31,7 @@ def load_config() -> dict[str, Any]:
     """The settings; an unreadable or malformed file counts as empty (and is left alone)."""
     try:
         data = json.loads(config_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -115,6 +115,8 @@ def scripted_model(path: Path) -> Model:
         raise FauxScriptError(f"cannot read faux script {str(path)!r}: {exc.strerror}") from None
     except ValueError as exc:
         raise FauxScriptError(f"faux script {str(path)!r} is not JSON: {exc}") from None
+    except RecursionError:
+        raise FauxScriptError(f"faux script {str(path)!r} is nested too deeply") from None
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise FauxScriptError(f"faux script {str(path)!r} must be a JSON list of objects")
     for number, entry in enumerate(entries, 1):

@@ -131,6 +131,8 @@ def read_server_file(path: Path, warn: Warn = _warn_to_stderr) -> dict[str, Serv
         raise MCPConfigError(f"cannot read MCP server file {str(path)!r}: {exc.strerror}") from None
     except ValueError as exc:
         raise MCPConfigError(f"MCP server file {str(path)!r} is not JSON: {exc}") from None
+    except RecursionError:
+        raise MCPConfigError(f"MCP server file {str(path)!r} is nested too deeply") from None
     servers = data.get("mcpServers", data) if isinstance(data, dict) else data
     return _entries(servers, str(path), warn)
 

@@ -165,6 +165,9 @@ class RpcServer:
         except (UnicodeDecodeError, ValueError) as exc:
             self.respond("parse", None, error=f"not a JSON command: {exc}")
             return
+        except RecursionError:
+            self.respond("parse", None, error="not a JSON command: nested too deeply")
+            return
         if not isinstance(command, dict):
             self.respond("parse", None, error="a command must be a JSON object")
             return

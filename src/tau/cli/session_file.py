@@ -155,6 +155,9 @@ def parse(data: bytes) -> ParsedFile:
         except ValueError:
             parsed.damaged.append((number, "cut off or not JSON"))
             continue
+        except RecursionError:
+            parsed.damaged.append((number, "JSON nested too deeply"))
+            continue
         if not isinstance(entry, dict):
             parsed.damaged.append((number, "not a JSON object"))
             continue

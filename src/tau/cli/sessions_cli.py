@@ -178,7 +178,8 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="tau sessions",
         description="The saved sessions ($TAU_HOME/sessions, one folder per working directory). "
-        "ID is a session file or the first characters of a session's id.",
+        "ID is a session file or the first characters of a session's id. "
+        "With no COMMAND: list (`tau sessions --all` lists every directory's).",
     )
     commands = top.add_subparsers(dest="command", metavar="COMMAND")
     listing = commands.add_parser(
@@ -225,8 +226,10 @@ def sessions_command(argv: list[str], cwd: Path) -> int:
 
     from tau.cli.session_store import StoreError, find, recent
 
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = ["list", *argv]  # `tau sessions --all` lists, as `tau sessions` does
     args = parser().parse_args(argv)
-    command = args.command or "list"
+    command = args.command
     if command == "list":
         everywhere = bool(getattr(args, "all", False))
         summaries = recent(None if everywhere else cwd, max(1, getattr(args, "n", 30)))

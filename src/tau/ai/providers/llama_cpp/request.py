@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,14 @@ from typing import Any
 
 from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
-from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
+from tau.ai import (
+    AssistantMessage,
+    Context,
+    Model,
+    ProviderError,
+    ToolResultMessage,
+    UserMessage,
+)
 from tau.ai.local_models import gguf_path
 from tau.ai.options import OutputSchema
 from tau.ai.providers.llama_cpp.options import LlamaCppOptions
@@ -56,7 +64,7 @@ class LocalRequest:
 
 def build_request(model: Model, context: Context, options: LlamaCppOptions) -> LocalRequest:
     """The turn for ``context`` (the model file is located, not loaded)."""
-    temperature = options.get("temperature")
+    temperature = _temperature(options.get("temperature"))
     output = options.get("output_schema")
     tools = list(context.tools or [])
     if output is not None:
@@ -72,11 +80,24 @@ def build_request(model: Model, context: Context, options: LlamaCppOptions) -> L
         tools=tools,
         previous_calls=_calls_since_last_user(context),
         settings=Settings(
-            temperature=DEFAULT_TEMPERATURE if temperature is None else float(temperature),
+            temperature=temperature,
             max_tokens=int(options.get("max_tokens") or model.max_tokens),
         ),
         output_schema=None if output is None else output["schema"],
     )
+
+
+def _temperature(value: float | None) -> float:
+    # llama.cpp samples NaN as garbage and infinity as uniform noise, silently.
+    if value is None:
+        return DEFAULT_TEMPERATURE
+    number = float(value)
+    if not math.isfinite(number):
+        raise ProviderError(
+            f"The temperature option is the non-finite number {number!r}: a local model "
+            "samples only at a finite temperature (0 is greedy; check the option that set it)"
+        )
+    return number
 
 
 def _tool_section(tools: Sequence[Tool]) -> str:
