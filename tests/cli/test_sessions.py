@@ -143,6 +143,11 @@ def test_sessions_list_show_export_and_rm(tau: TauRunner, tmp_path: Path) -> Non
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") and "first &lt;b&gt;prompt&lt;/b&gt;" in html
     assert "<b>prompt" not in html and "<script" not in html
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    refused = tau("sessions", "export", older, "--md", "-o", str(notes))
+    assert refused.returncode == 1 and "refusing to overwrite" in refused.stderr
+    assert notes.read_text() == "my notes\n"
     markdown = tau("sessions", "export", older, "--md").stdout
     assert markdown.startswith("# tau session ")
     # --session takes an id (or its first characters) as well as a file.

@@ -170,6 +170,30 @@ def test_malformed_rpc_lines_each_get_an_error_and_the_process_goes_on(tmp_path:
     assert client.close() == 0
 
 
+def test_an_export_never_overwrites_a_file_that_is_not_a_tau_export(tmp_path: Path) -> None:
+    # An RPC client (or a user's /export or `tau sessions export -o`) names a file that holds
+    # something else, or a link to it: refused, and the file is left as it was.
+    precious = tmp_path / "passwd"
+    precious.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    link = tmp_path / "link.html"
+    link.symlink_to(precious)
+    client = RpcClient(tmp_path, "--model", "faux/echo")
+    assert client.call({"id": 1, "type": "prompt", "message": "hello"})["success"]
+    client.wait_for(lambda d: d.get("type") == "agent_end")
+    for number, target in enumerate((precious, link), start=2):
+        answer = client.call({"id": number, "type": "export_html", "outputPath": str(target)})
+        assert answer["success"] is False and "refusing to overwrite" in answer["error"], answer
+    assert precious.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
+    # An earlier export under that name is replaced, as a user re-exporting expects.
+    page = tmp_path / "page.html"
+    for number in (4, 5):
+        answer = client.call({"id": number, "type": "export_html", "outputPath": str(page)})
+        assert answer["success"] is True, answer
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    assert not list(tmp_path.glob(".*.tau-export")), "no temporary file is left behind"
+    assert client.close() == 0
+
+
 # --------------------------------------------------------------------------- session folders
 
 

@@ -69,7 +69,14 @@ from tau.cli.models import (
 from tau.cli.prompt import build_system_prompt
 from tau.cli.session import Session, SessionError
 from tau.cli.tools import MUTATING_TOOLS, Workspace, build_tools
-from tau.cli.transcript import last_answer, last_exchange, to_html, to_markdown
+from tau.cli.transcript import (
+    ExportError,
+    last_answer,
+    last_exchange,
+    to_html,
+    to_markdown,
+    write_export,
+)
 
 Confirm = Callable[[str], Awaitable[bool]]
 """Asks the user a yes/no question; True means go ahead."""
@@ -439,9 +446,9 @@ class App:
         markdown = path.suffix.lower() in (".md", ".markdown")
         text = to_markdown(messages, title) if markdown else to_html(messages, title)
         try:
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise AppError(f"cannot write {path}: {exc.strerror}") from None
+            write_export(path, text)
+        except ExportError as exc:
+            raise AppError(str(exc)) from None
         return path
 
     # ----------------------------------------------------------------------- compaction

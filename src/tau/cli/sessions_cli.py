@@ -249,7 +249,7 @@ def sessions_command(argv: list[str], cwd: Path) -> int:
             raise UsageError(f"cannot remove {args.id}: {exc.strerror}") from None
         print(f"removed {path}")
         return EXIT_OK
-    from tau.cli.transcript import to_html, to_markdown
+    from tau.cli.transcript import ExportError, to_html, to_markdown, write_export
 
     path, messages, title = _load(args.id, cwd)
     if command == "show":
@@ -261,8 +261,8 @@ def sessions_command(argv: list[str], cwd: Path) -> int:
         sys.stdout.write(text)
         return EXIT_OK
     try:
-        Path(args.output).expanduser().write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise RuntimeError(f"cannot write {args.output}: {exc.strerror}") from None
+        write_export(Path(args.output).expanduser(), text)
+    except ExportError as exc:
+        raise RuntimeError(str(exc)) from None
     print(f"exported {path.name} to {args.output}", file=sys.stderr)
     return EXIT_OK

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from tau.agent import AgentMessage
 from tau.ai import (
@@ -25,6 +27,43 @@ from tau.ai import (
 from tau.cli.compaction import CompactionSummary
 
 _PREVIEW_LINES = 12
+
+_GENERATOR = '<meta name="generator" content="tau">'
+_MARKDOWN_MARK = "# tau session "
+
+
+class ExportError(Exception):
+    """An export that was not written; the message says why."""
+
+
+def write_export(path: Path, text: str) -> None:
+    """Write an export to ``path``, replacing only an earlier tau export.
+
+    An export names its file from user (or RPC client) input, and tau may run with rights
+    over files that matter: a name that already holds anything else (``/etc/passwd``, a
+    source file, a link to either) is refused rather than overwritten. The text goes to a
+    temporary file first, so a failed write leaves the earlier export whole.
+    """
+    if os.path.lexists(path):
+        if not path.is_file() or path.is_symlink():
+            raise ExportError(f"refusing to overwrite {path}: it is not a regular file")
+        try:
+            with path.open("rb") as existing:
+                head = existing.read(512).decode("utf-8", "replace")
+        except OSError as exc:
+            raise ExportError(f"cannot read {path}: {exc.strerror}") from None
+        if _GENERATOR not in head and not head.startswith(_MARKDOWN_MARK):
+            raise ExportError(
+                f"refusing to overwrite {path}: it is not a tau export (remove it or pick "
+                "another name)"
+            )
+    temporary = path.with_name(f".{path.name}.tau-export")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise ExportError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def _text(content: object) -> str:
@@ -142,6 +181,7 @@ def to_html(messages: Sequence[AgentMessage], title: str) -> str:
     escaped = html.escape(title)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"{_GENERATOR}"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escaped}</title><style>{_STYLE}</style></head>\n<body><h1>{escaped}</h1>\n"
         + "\n".join(parts)
