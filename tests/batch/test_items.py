@@ -50,14 +50,15 @@ def test_malformed_lines_are_reported_with_their_line_numbers(tmp_path: Path) ->
             json.dumps({"id": "v", "context": ends_with_answer}),  # 9
             '{"id": "ok1", "prompt": "again"}',  # 10: duplicate
             '{"id": "", "prompt": "empty id"}',  # 11
+            '{"id": "u", "prompt": "  "}',  # 12: a provider would refuse it, once per item
         ],
     )
     with pytest.raises(BatchInputError) as caught:
         load_items(path)
     where = [w for w, _ in caught.value.problems]
-    assert where == [f"line {n}" for n in (2, 4, 5, 6, 7, 8, 9, 10, 11)]
+    assert where == [f"line {n}" for n in (2, 4, 5, 6, 7, 8, 9, 10, 11, 12)]
     text = str(caught.value)
-    assert text.startswith(f"{path}: 9 problems, nothing was run:")
+    assert text.startswith(f"{path}: 10 problems, nothing was run:")
     assert "line 2: not valid JSON" in text
     assert "line 4: an item must be a JSON object, not a list" in text
     assert 'line 5: no "id"' in text
@@ -67,6 +68,7 @@ def test_malformed_lines_are_reported_with_their_line_numbers(tmp_path: Path) ->
     assert "line 9: item 'v': the context must end with a user message or a tool result" in text
     assert "line 10: duplicate id 'ok1' (first at line 1)" in text
     assert 'line 11: "id" must be a non-empty string' in text
+    assert "line 12: item 'u': \"prompt\" is empty" in text
 
 
 def test_duplicate_ids_stop_the_batch_before_anything_runs(tmp_path: Path) -> None:

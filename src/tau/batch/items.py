@@ -118,6 +118,9 @@ def _item(raw: object) -> BatchItem | str:
     if prompt is not None:
         if not isinstance(prompt, str):
             return f'item {ident!r}: "prompt" must be a string, not {_kind(prompt)}'
+        if not prompt.strip():
+            # A provider refuses an empty turn: one failed (and paid-for) request per item.
+            return f'item {ident!r}: "prompt" is empty'
         return BatchItem(ident, prompt=prompt)
     if not isinstance(context, Context):
         try:
