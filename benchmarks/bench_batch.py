@@ -12,7 +12,8 @@ checkout). Every figure is next to its baseline measured in the same run, with t
 * Ray backend (when Ray is installed): the same items on a local Ray (``num_cpus=2``, two
   workers, CONCURRENCY each), one round after a warm-up batch; the per-item figure is wall
   time, since the work runs in other processes. Its overhead over the local backend is the
-  price of a remote call per item and per LLM request (the cluster's rate-limit actor).
+  price of a remote call per item (the faux provider has no rate limit, so its requests make
+  no round trip to the cluster's rate-limit actor).
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@
   local backend does. The driver keeps each worker ``concurrency`` items busy and hands out the
   next item as one finishes, so a fast worker takes more.
 * **Rate limits.** One more actor (no CPU) holds every provider's buckets
-  (:class:`~tau.batch.ProviderLimiter`): each LLM request of every worker asks it first, and
-  429s reported by any worker pause the provider for all. The limits hold for the cluster.
+  (:class:`~tau.batch.ProviderLimiter`): each LLM request of every worker to a provider with a
+  limit asks it first, so the limits hold for the cluster. A request to a provider without one
+  makes no round trip; 429s reported by any worker still pause every provider for all workers
+  (see :class:`RemoteLimiter`).
 * **Output.** Results travel back to the driver, which alone writes the output file.
 * **Failures.** A worker that dies (killed, out of memory, its node lost) fails its running
   items; the driver puts them back in the queue for the other workers and starts a
@@ -23,7 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import os
+import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -47,10 +51,13 @@ STOP_MARGIN = 10.0
 
 
 class _LimiterHost:
-    """The actor holding the cluster's buckets."""
+    """The actor holding the cluster's buckets, and telling the workers of every pause."""
 
     def __init__(self, limits: Mapping[str, RateLimit]) -> None:
         self.limiter = ProviderLimiter(limits)
+        self._paused: set[str] = set()
+        self._pauses = 0
+        self._paused_again = asyncio.Event()
 
     async def acquire(self, provider: str, prompt_tokens: int, max_output: int | None) -> int:
         return await self.limiter.acquire(provider, prompt_tokens, max_output)
@@ -61,17 +68,49 @@ class _LimiterHost:
     def charge(self, provider: str) -> None:
         self.limiter.charge(provider)
 
-    def pause(self, provider: str, seconds: float) -> None:
+    async def pause(self, provider: str, seconds: float) -> None:
+        before = self.limiter.paused_until(provider)
         self.limiter.pause(provider, seconds)
+        if self.limiter.paused_until(provider) > before:
+            self._paused.add(provider)
+            self._pauses += 1
+            self._paused_again.set()
+            self._paused_again = asyncio.Event()
+
+    async def pauses(self, seen: int) -> tuple[int, dict[str, float]]:
+        """Once more than ``seen`` pauses have begun: their count, and the seconds each paused
+        provider has left (seconds, not moments: the workers' clocks are not this one)."""
+        while self._pauses <= seen:
+            await self._paused_again.wait()
+        now = time.monotonic()
+        left = {p: self.limiter.paused_until(p) - now for p in self._paused}
+        return self._pauses, {p: seconds for p, seconds in left.items() if seconds > 0}
 
 
 class RemoteLimiter:
-    """A worker's view of the limiter actor (the :class:`~tau.batch.runner.Limiter` protocol):
-    ``acquire`` waits for the actor; the reports after a request do not."""
+    """A worker's view of the limiter actor (the :class:`~tau.batch.runner.Limiter` protocol).
+
+    A request to a provider with a limit waits for the actor's ``acquire``. One to a provider
+    without a limit makes no round trip: it waits only for the provider's pause as this worker
+    knows it. The worker learns of a pause at once when it reports it itself, and otherwise
+    from a long-poll on the actor (``pauses``), answered as soon as any worker reports one. The
+    staleness is bounded by two Ray messages (the report to the actor, its answer to the
+    worker; milliseconds on a healthy cluster), with no polling interval: only requests that
+    start within that window still go out, as do those between the 429 and its report. The
+    first request to such a provider waits for the first answer, so a worker started during a
+    pause (a replacement) holds it too. The reports after a request (``settle``,
+    ``charge``) are sent only for providers whose buckets use them, and are not waited for.
+    """
 
     def __init__(self, handle: Any, limits: Mapping[str, RateLimit]) -> None:
         self.handle = handle
         self._counted = frozenset(p for p, limit in limits.items() if limit.tpm)
+        self._charged = frozenset(p for p, limit in limits.items() if limit.rpm)
+        self._limited = self._counted | self._charged
+        self._paused_until: dict[str, float] = {}
+        self._watcher: asyncio.Task[None] | None = None
+        self._first_answer: asyncio.Future[None] | None = None
+        self._failure: Exception | None = None
 
     def counts_tokens(self, provider: str) -> bool:
         return provider in self._counted
@@ -79,16 +118,50 @@ class RemoteLimiter:
     async def acquire(
         self, provider: str, prompt_tokens: int = 0, max_output: int | None = None
     ) -> int:
-        granted: int = await self.handle.acquire.remote(provider, prompt_tokens, max_output)
-        return granted
+        if provider in self._limited:
+            granted: int = await self.handle.acquire.remote(provider, prompt_tokens, max_output)
+            return granted
+        if self._first_answer is None:
+            self._first_answer = asyncio.get_running_loop().create_future()
+            self._watcher = asyncio.create_task(self._watch(self._first_answer))
+        await self._first_answer
+        if self._failure is not None:  # the limiter is gone: pauses could be missed
+            raise self._failure
+        while True:
+            wait = self._paused_until.get(provider, 0.0) - time.monotonic()
+            if wait <= 0:
+                return 0
+            await asyncio.sleep(wait)  # then again: the pause may have grown meanwhile
+
+    async def _watch(self, first_answer: asyncio.Future[None]) -> None:
+        seen = -1
+        try:
+            while True:
+                seen, pauses = await self.handle.pauses.remote(seen)
+                now = time.monotonic()
+                for provider, seconds in pauses.items():
+                    self._hold(provider, now + seconds)
+                if not first_answer.done():
+                    first_answer.set_result(None)
+        except Exception as exc:  # kept for the next request, which raises it
+            self._failure = exc
+            if not first_answer.done():
+                first_answer.set_result(None)
+
+    def _hold(self, provider: str, until: float) -> None:
+        self._paused_until[provider] = max(until, self._paused_until.get(provider, 0.0))
 
     def settle(self, provider: str, estimate: int, total: int, output: int) -> None:
-        self.handle.settle.remote(provider, estimate, total, output)
+        if provider in self._counted:
+            self.handle.settle.remote(provider, estimate, total, output)
 
     def charge(self, provider: str) -> None:
-        self.handle.charge.remote(provider)
+        if provider in self._charged:
+            self.handle.charge.remote(provider)
 
     def pause(self, provider: str, seconds: float) -> None:
+        if seconds > 0 and math.isfinite(seconds):
+            self._hold(provider, time.monotonic() + seconds)
         self.handle.pause.remote(provider, seconds)
 
 
