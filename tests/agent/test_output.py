@@ -149,7 +149,7 @@ async def test_never_valid_ends_with_a_clear_error_in_the_transcript() -> None:
     assert last.error_message is not None
     assert last.error_message.startswith("No valid output (City) after 3 attempts:")
     assert "population: Field required" in last.error_message
-    assert result.output is None and agent.state.output is None
+    assert result.output is None and agent.state.output is None and not result.has_output
     assert result.stop_reason == "error" and result.error == last.error_message
     end = events[-1]
     assert isinstance(end, AgentEndEvent) and end.output is None and not end.has_output
@@ -162,7 +162,7 @@ async def test_an_output_that_is_none_is_on_agent_end_and_in_its_json() -> None:
     events: list[Any] = []
     agent.subscribe(events.append)
     result = await agent.prompt("go")
-    assert result.error is None and result.output is None
+    assert result.error is None and result.output is None and result.has_output
     end = events[-1]
     assert isinstance(end, AgentEndEvent) and end.has_output and end.output is None
     assert json.loads(event_to_json(end))["output"] is None  # null, not left out

@@ -154,7 +154,7 @@ def test_typed_output_is_written_per_item(tmp_path: Path) -> None:
     lines = {line["id"]: line for line in map(json.loads, output.read_bytes().splitlines())}
     assert lines["r0"]["output"] == paris and lines["r1"]["output"] == lyon
     assert lines["r2"]["status"] == "error" and "output" not in lines["r2"]
-    assert "No valid output" in lines["r2"]["error"]
+    assert lines["r2"]["error"].startswith("No valid output (city) after 2 attempts")
     bad = tau(tmp_path, *args, "--output-schema", "nowhere.json")
     assert bad.returncode == 2 and "--output-schema nowhere.json: no such file" in bad.stderr
 

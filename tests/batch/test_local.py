@@ -154,6 +154,41 @@ async def test_a_typed_output_per_item_is_the_validated_value(tmp_path: Path) ->
     assert len(written) == 20
 
 
+async def test_a_typed_output_that_is_none_is_written_as_null(tmp_path: Path) -> None:
+    # item-1 validates to None (an Optional output type); item-0 gives 3; item-2 fails.
+    def reply(context: Context, options: Any) -> FauxResponse:
+        message = context.messages[-1]
+        assert isinstance(message, UserMessage) and not isinstance(message.content, str)
+        prompt = "".join(b.text for b in message.content if isinstance(b, TextContent))
+        if prompt == "question 2":
+            return FauxResponse(error="400 invalid request", error_status=400)
+        value = None if prompt == "question 1" else 3
+        return FauxResponse([tool_call("final_result", {"response": value})])
+
+    model = faux_model(reply)
+    output = tmp_path / "out.jsonl"
+    results = await collect(
+        run_batch(
+            items(3),
+            lambda: Agent(model=model, output_type=int | None, output_mode="tool"),
+            output=output,
+        )
+    )
+    by_id = {r.id: r for r in results}
+    assert by_id["item-1"].has_output and by_id["item-1"].output is None
+    assert not by_id["item-2"].has_output
+    lines = {line["id"]: line for line in map(json.loads, output.read_text().splitlines())}
+    assert lines["item-0"]["output"] == 3
+    assert "output" in lines["item-1"] and lines["item-1"]["output"] is None
+    assert "output" not in lines["item-2"]
+    back = {r.id: r for r in read_results(output)}
+    assert back["item-1"].has_output and back["item-1"].output is None
+    assert back["item-0"].has_output and not back["item-2"].has_output
+    # A line written before has_output existed (no "output" key) reads back as no output.
+    older = BatchResult.from_json({"id": "x", "status": "ok", "text": "hi"})
+    assert not older.has_output and older.to_json().get("output", "absent") == "absent"
+
+
 async def test_a_permanent_model_error_is_recorded_once_and_the_batch_goes_on(
     tmp_path: Path,
 ) -> None:

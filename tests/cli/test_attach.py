@@ -50,6 +50,17 @@ def test_at_path_attaches_a_text_file_inline(tau: TauRunner, tmp_path: Path) -> 
     ]
 
 
+def test_the_echo_model_answers_the_prompt_and_the_file_apart(
+    tau: TauRunner, tmp_path: Path
+) -> None:
+    _work(tmp_path)
+    done = tau("--model", "faux/echo", "summarise @notes.txt please")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        'summarise @notes.txt please\n\n<file path="notes.txt">\nremember the milk\n</file>'
+    )
+
+
 def test_attach_flag_and_piped_input(tau: TauRunner, tmp_path: Path) -> None:
     work = _work(tmp_path)
     (work / "b.md").write_text("# B\n")

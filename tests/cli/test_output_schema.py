@@ -81,5 +81,21 @@ def test_no_valid_output_fails_with_the_reason(
     done = tau("--model", model, "--output-schema", "city.json", "go")
     assert done.returncode == 1
     assert done.stdout == ""
-    assert "tau: error: No valid output (output) after 2 attempts" in done.stderr
+    assert "tau: error: No valid output (city) after 2 attempts" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_schema_file_names_the_output_by_its_title_else_by_its_stem(tmp_path: Path) -> None:
+    import pickle
+
+    from tau.cli.output_schema import load_output_type
+
+    (tmp_path / "my city.json").write_text(json.dumps(CITY_SCHEMA))
+    (tmp_path / "titled.json").write_text(json.dumps({**CITY_SCHEMA, "title": "Town"}))
+    (tmp_path / "odd.json").write_text(json.dumps({**CITY_SCHEMA, "title": " "}))
+    assert load_output_type(str(tmp_path / "my city.json")).name == "my_city"
+    assert load_output_type(str(tmp_path / "titled.json")).name == "Town"
+    assert load_output_type(str(tmp_path / "odd.json")).name == "odd"
+    # tau batch --ray sends the spec to its workers: it survives pickling, name included.
+    spec = pickle.loads(pickle.dumps(load_output_type(str(tmp_path / "my city.json"))))
+    assert spec.name == "my_city" and spec.validate_object(PARIS) == PARIS

@@ -15,7 +15,7 @@
   tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
 
-from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode, RunResult
+from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
 from tau.agent.events import (
     AGENT_EVENT_TYPES,
     AgentEndEvent,
@@ -60,6 +60,7 @@ from tau.agent.observe import (
     set_run_observer,
 )
 from tau.agent.output import ModelRetry, OutputValidator
+from tau.agent.run_result import RunResult
 from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,

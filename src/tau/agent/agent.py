@@ -70,11 +70,12 @@ from typing import Any, Generic, Literal, TypeAlias, cast, overload
 
 from typing_extensions import TypeVar
 
-from tau.agent.events import AgentEvent
+from tau.agent.events import AgentEndEvent, AgentEvent
 from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
 from tau.agent.observe import RunObserver, resolve_run_observer
 from tau.agent.output import OutputValidator
+from tau.agent.run_result import OutputT, RunResult
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
@@ -99,7 +100,6 @@ from tau.ai import (
     OutputMode,
     OutputSpec,
     PayloadHook,
-    StopReason,
     TextContent,
     ThinkingBudgets,
     UserContent,
@@ -122,8 +122,6 @@ BUSY_PROMPT = (
 BUSY_CONTINUE = "Agent is already processing. Wait for completion before continuing."
 NO_MODEL = "No model configured"
 
-OutputT = TypeVar("OutputT", default=Any)
-"""The type of a run's validated output."""
 V = TypeVar("V", bound=OutputValidator)
 
 
@@ -148,43 +146,6 @@ class AgentState:
     output: Any = None
     """The validated output of the last run of an agent with an ``output_type`` (None while a
     run is active, and after a run that failed: ``error`` says why)."""
-
-
-@dataclass(slots=True, kw_only=True)
-class RunResult(Generic[OutputT]):
-    """What one run (``prompt()`` or ``continue_()``) produced.
-
-    ``messages`` are the messages the run added to the transcript, in order: the input (for
-    ``prompt()``), each assistant message, each tool result. ``final_message`` is the last
-    assistant message among them (None only if the run failed before any model call).
-    ``error`` says why the run failed or stopped early (as ``state.error``), else None;
-    ``aborted`` is true when ``abort()`` ended it, whatever the last message says (a run
-    aborted while its tools ran ends on a message whose stop reason is ``toolUse``).
-    ``output`` is the validated output of an agent with an ``output_type`` (None when the run
-    failed: ``error`` then says why, e.g. ``No valid output (City) after 2 attempts: …``).
-    """
-
-    messages: list[AgentMessage]
-    final_message: AssistantMessage | None
-    error: str | None = None
-    aborted: bool = False
-    output: OutputT | None = None
-
-    @property
-    def text(self) -> str:
-        """The final assistant message's text (``""`` if there is none)."""
-        return self.final_message.text if self.final_message is not None else ""
-
-    @property
-    def stop_reason(self) -> StopReason:
-        """Why the run ended: ``aborted`` or ``error`` when it did not finish, else the final
-        message's stop reason (``stop``, or ``length`` for an answer cut at ``max_tokens``)."""
-        if self.aborted:
-            return "aborted"
-        final = self.final_message
-        if final is None or (self.error is not None and final.stop_reason != "aborted"):
-            return "error"
-        return final.stop_reason
 
 
 class Agent(Generic[OutputT]):
@@ -351,7 +312,7 @@ class Agent(Generic[OutputT]):
         self._controller: AbortController | None = None
         self._idle: asyncio.Future[None] | None = None
         self._run_task: asyncio.Task[Any] | None = None
-        self._run_messages: list[AgentMessage] | None = None
+        self._run_end: AgentEndEvent | None = None
 
     # ----------------------------------------------------------------------- state
 
@@ -429,7 +390,7 @@ class Agent(Generic[OutputT]):
         elif event.type == "agent_end":
             state.stream_message = None
             state.output = event.output
-            self._run_messages = event.messages
+            self._run_end = event
             controller = self._controller
             if controller is not None and controller.signal.aborted and state.error is None:
                 state.error = controller.signal.reason or ABORTED_MESSAGE
@@ -609,7 +570,7 @@ class Agent(Generic[OutputT]):
         if model is None:
             raise AgentError(NO_MODEL)
         transcript, start = state.messages, len(state.messages)
-        self._run_messages = None
+        self._run_end = None
         controller = AbortController()
         idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         state.is_streaming = True
@@ -680,9 +641,10 @@ class Agent(Generic[OutputT]):
             self._idle = None
             self._run_task = None
             idle.set_result(None)
-        added = self._run_messages
-        self._run_messages = None
-        if added is None:  # the run broke off before agent_end: what reached the transcript
+        end, self._run_end = self._run_end, None
+        if end is not None:
+            added = end.messages
+        else:  # the run broke off before agent_end: what reached the transcript
             added = transcript[start:] if state.messages is transcript else []
         final = next((m for m in reversed(added) if isinstance(m, AssistantMessage)), None)
         return RunResult(
@@ -691,6 +653,7 @@ class Agent(Generic[OutputT]):
             error=state.error,
             aborted=controller.signal.aborted,
             output=state.output,
+            has_output=end is not None and end.has_output,
         )
 
 

@@ -61,6 +61,10 @@ class BatchResult:
     """The final answer's text (what came before a failure, for ``error`` and ``limited``)."""
     output: Any = None
     """The run's typed output when the agent has an ``output_type``, else None."""
+    has_output: bool = False
+    """Whether the run gave a validated output, None included (an ``Optional`` output type):
+    the line then has ``"output"``, ``null`` for a None. Always true when ``output`` is not
+    None."""
     error: str | None = None
     """Why the item did not finish (``error`` and ``limited``), else None."""
     error_kind: str | None = None
@@ -79,6 +83,10 @@ class BatchResult:
     """Seconds of that spent waiting for the rate limits."""
     transcript: list[dict[str, Any]] | None = None
     """The agent's messages in tau's JSON (``dump_agent_message``), when asked for."""
+
+    def __post_init__(self) -> None:
+        if self.output is not None:
+            self.has_output = True
 
     @property
     def cost(self) -> float:
@@ -109,7 +117,7 @@ class BatchResult:
 
     def _data(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "status": self.status, "text": self.text}
-        if self.output is not None:
+        if self.has_output:
             out["output"] = self.output
         if self.error is not None:
             out["error"] = self.error
@@ -136,6 +144,7 @@ class BatchResult:
             status=status,
             text=str(data.get("text") or ""),
             output=data.get("output"),
+            has_output="output" in data,
             error=data.get("error"),
             error_kind=data.get("errorKind"),
             model=data.get("model"),

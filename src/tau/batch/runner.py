@@ -231,6 +231,7 @@ class ItemRunner:
             status="ok",
             text=run.text,
             output=run.output,
+            has_output=run.has_output,
             model=f"{final.provider}/{final.model}" if final is not None else None,
             usage=agent.state.usage.copy(),
             rate_wait=watch.rate_wait,

@@ -558,6 +558,7 @@ class App:
                 error=retry.error,
                 aborted=retry.aborted,
                 output=retry.output,
+                has_output=retry.has_output,
             )
         if self._over_threshold():
             await self._auto_compact("threshold", will_retry=False)

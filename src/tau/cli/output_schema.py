@@ -16,9 +16,12 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from tau.ai import OutputSpec
 
 __all__ = ["MAX_SCHEMA_BYTES", "dump_output", "load_output_type"]
 
@@ -28,15 +31,21 @@ MAX_SCHEMA_BYTES = 1024 * 1024
 _REFERENCE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
-def load_output_type(value: str) -> Any:
-    """The output type ``--output-schema value`` names: a JSON Schema dict or a pydantic model
-    class (an :class:`~tau.ai.OutputSpec` is built from it, so a bad schema fails here).
-    Raises :class:`UsageError` with the reason."""
+def load_output_type(value: str) -> OutputSpec[Any]:
+    """The output type ``--output-schema value`` names, as an :class:`~tau.ai.OutputSpec` of a
+    JSON Schema dict or a pydantic model class (built here, so a bad schema fails here). A
+    schema without a ``title`` is named after its file (``city.json``: ``city``), so that
+    messages such as ``No valid output (city) …`` say which output. Raises
+    :class:`UsageError` with the reason."""
     from tau.ai import OutputSpec
 
     path = Path(value).expanduser()
+    name: str | None = None
     if path.is_file():
         output_type: Any = _read_schema(path)
+        title = output_type.get("title")
+        if not (isinstance(title, str) and title.strip()):
+            name = path.stem
     elif _REFERENCE.match(value):
         output_type = _import_model(value)
     elif path.exists():
@@ -46,10 +55,9 @@ def load_output_type(value: str) -> Any:
             f"--output-schema {value}: no such file (give a JSON Schema file or module:Model)"
         )
     try:
-        OutputSpec.of(output_type)
+        return OutputSpec(output_type, name=name)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--output-schema {value}: {exc}") from None
-    return output_type
 
 
 def _read_schema(path: Path) -> dict[str, Any]:

@@ -105,6 +105,21 @@ def test_a_json_schema_dict_is_validated_with_jsonschema_rs() -> None:
     assert wrapped.wrapped and wrapped.validate_json('{"response": ["a"]}') == ["a"]
 
 
+def test_a_spec_survives_pickling_with_its_name_and_description() -> None:
+    # Ray sends an agent factory (and so its output spec) to its workers by pickle; a schema
+    # dict's compiled validator cannot be pickled, so the spec is rebuilt from its source.
+    import pickle
+
+    schema = {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}}
+    for spec in (OutputSpec(schema, name="card", description="One card."), OutputSpec.of(City)):
+        again = pickle.loads(pickle.dumps(spec))
+        assert (again.name, again.description) == (spec.name, spec.description)
+        assert again.json_schema == spec.json_schema
+    again = pickle.loads(pickle.dumps(OutputSpec(schema, name="card")))
+    with pytest.raises(OutputValidationError):
+        again.validate_json('{"age": -4}')
+
+
 def test_the_output_tool_and_the_native_option_carry_the_wire_schema() -> None:
     spec = OutputSpec.of(City)
     tool = spec.tool

@@ -13,7 +13,8 @@ and no model::
 
 A script is a list of responses (used in order) or a function ``(context, options) ->
 FauxResponse`` for replies that depend on the request. A model with no script echoes the
-last user message (the catalog's ``get_model("faux", "echo")`` is one).
+last user message, its text blocks a blank line apart (the catalog's
+``get_model("faux", "echo")`` is one).
 
 Like a real adapter, each call builds a request body (the model id, the pi-format context,
 the sampling options) and runs the ``on_payload`` hook on it before any response is chosen;
@@ -202,7 +203,8 @@ def _echo(context: Context) -> str:
         if isinstance(message, UserMessage):
             if isinstance(message.content, str):
                 return message.content
-            return "".join(b.text for b in message.content if isinstance(b, TextContent))
+            # Blocks are separate texts (a prompt, then an attached file): keep them apart.
+            return "\n\n".join(b.text for b in message.content if isinstance(b, TextContent))
     return "(faux: nothing to echo)"
 
 

@@ -224,8 +224,17 @@ class OutputSpec(Generic[T]):
     def __repr__(self) -> str:
         return f"OutputSpec({self.name!r}, wrapped={self.wrapped})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The compiled validator cannot be pickled: a spec travels (to a Ray worker) as what
+        # it was built from, and is compiled again there.
+        return (_rebuild_spec, (self.output_type, self.name, self.description))
+
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _rebuild_spec(output_type: Any, name: str, description: str | None) -> OutputSpec[Any]:
+    return OutputSpec(output_type, name=name, description=description)
 
 
 def _own_doc(doc: str | None) -> str | None:
