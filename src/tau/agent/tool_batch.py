@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -114,7 +115,7 @@ class _Outcome:
 _Slot = _Prepared | _Outcome
 
 
-class ToolBatch:
+class ToolBatch(ABC):
     """The tool-call half of a run; :class:`tau.agent.loop._Run` provides the state below."""
 
     config: AgentLoopConfig
@@ -127,13 +128,13 @@ class ToolBatch:
     observation: RunObservation | None
     deferred: BaseException | None
 
+    @abstractmethod
     async def emit(self, event: AgentEvent) -> None:
         """Deliver ``event`` to the sink; raises :class:`SinkError` if the sink fails."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def poll(self, callback: GetMessages | None) -> list[AgentMessage]:
         """The messages ``callback`` returns now (none without a callback)."""
-        raise NotImplementedError
 
     async def emit_deferring(self, event: AgentEvent) -> None:
         # Inside a tool batch a failing sink must not leave calls without results: remember

@@ -7,6 +7,7 @@ decode never import one.
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -267,7 +268,7 @@ def decode_json_data(data: str, what: str) -> dict[str, Any] | None:
     return value
 
 
-class JsonEventDecoder:
+class JsonEventDecoder(ABC):
     """The base of a decoder whose every SSE ``data`` is one JSON object: :meth:`feed` decodes
     it (empty data and ``[DONE]`` skipped, anything but an object a clear error naming
     :attr:`what`) and hands it to :meth:`apply`."""
@@ -283,6 +284,6 @@ class JsonEventDecoder:
             self.apply(decoded)
         return True
 
+    @abstractmethod
     def apply(self, event: dict[str, Any]) -> None:
         """Apply one decoded event."""
-        raise NotImplementedError
