@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx2
 import pytest
 from hypothesis import settings
 
@@ -25,3 +27,11 @@ def recorded_dir() -> Path:
     if not RECORDED.is_dir():
         pytest.skip("../shared/fixtures/recorded is not present")
     return RECORDED
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx2.AsyncClient]:
+    """A caller-supplied HTTP client (the ``client`` stream option), closed after the test."""
+    c = httpx2.AsyncClient()
+    yield c
+    await c.aclose()

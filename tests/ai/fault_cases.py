@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
+
+import pytest
 
 from tau.ai import Model
+from tau.ai.registry import _BUILTIN
 from tests.factories import sse
 
 
@@ -427,3 +431,18 @@ CASES = [
         malformed=_bedrock_malformed() if importlib.util.find_spec("botocore") else b"",
     ),
 ]
+
+
+def case_params(cases: Iterable[AdapterCase] = CASES) -> list[Any]:
+    """One ``pytest.param`` per case, named by its api, skipped when its adapter is not built."""
+    return [
+        pytest.param(
+            case,
+            id=case.api,
+            marks=pytest.mark.skipif(
+                importlib.util.find_spec(_BUILTIN[case.api][0]) is None,
+                reason="adapter not built",
+            ),
+        )
+        for case in cases
+    ]

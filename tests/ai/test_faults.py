@@ -9,15 +9,12 @@ escapes iteration; and no task or connection is left behind.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
 
 from tau.ai import AbortController, AssistantMessageEvent, Context, UserMessage, stream
-from tau.ai.registry import _BUILTIN
-from tests.ai.fault_cases import CASES, AdapterCase
+from tests.ai.fault_cases import AdapterCase, case_params
 from tests.ai.servers import CLOSE, JSON_HEADERS, STALL, LocalServer, Reply
 
 PIECES = ["Hello", ", ", "world", "!"]
@@ -29,25 +26,7 @@ def _ok(case: AdapterCase) -> dict[str, str]:
     return {"content-type": case.content_type}
 
 
-def _available(case: AdapterCase) -> bool:
-    return importlib.util.find_spec(_BUILTIN[case.api][0]) is not None
-
-
-CASE_PARAMS = [
-    pytest.param(
-        case,
-        id=case.api,
-        marks=pytest.mark.skipif(not _available(case), reason="adapter not built"),
-    )
-    for case in CASES
-]
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx2.AsyncClient]:
-    c = httpx2.AsyncClient()
-    yield c
-    await c.aclose()
+CASE_PARAMS = case_params()
 
 
 async def _run(

@@ -10,39 +10,21 @@ delta that passes the cap ends the stream with a clear ``error``, and the connec
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import itertools
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import httpx2
 import pytest
 
 from tau.ai import AssistantMessage, Context, UserMessage, stream
 from tau.ai.builder import OUTPUT_CAP_BASE, OUTPUT_CAP_PER_TOKEN, output_cap
-from tau.ai.registry import _BUILTIN
 from tau.proxy import stream_proxy
-from tests.ai.fault_cases import CASES, AdapterCase
+from tests.ai.fault_cases import CASES, AdapterCase, case_params
 from tests.ai.servers import LocalServer, Reply
 from tests.factories import model
 
 PIECE = "x" * 997
-CASE_PARAMS = [
-    pytest.param(
-        case,
-        id=case.api,
-        marks=pytest.mark.skipif(
-            importlib.util.find_spec(_BUILTIN[case.api][0]) is None, reason="adapter not built"
-        ),
-    )
-    for case in CASES
-]
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx2.AsyncClient]:
-    c = httpx2.AsyncClient()
-    yield c
-    await c.aclose()
+CASE_PARAMS = case_params()
 
 
 def endless_answer(case: AdapterCase) -> Iterator[bytes]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import math
-from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
@@ -24,30 +23,13 @@ from tau.ai import (
     UserMessage,
     stream,
 )
-from tau.ai.registry import _BUILTIN
 from tau.ai.sse import decode_json_data, parse_event_json, parse_json
 from tau.proxy import stream_proxy
-from tests.ai.fault_cases import CASES, AdapterCase
+from tests.ai.fault_cases import CASES, AdapterCase, case_params
 from tests.ai.servers import LocalServer, Reply
 from tests.factories import tool_result
 
-CASE_PARAMS = [
-    pytest.param(
-        case,
-        id=case.api,
-        marks=pytest.mark.skipif(
-            importlib.util.find_spec(_BUILTIN[case.api][0]) is None, reason="adapter not built"
-        ),
-    )
-    for case in CASES
-]
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx2.AsyncClient]:
-    c = httpx2.AsyncClient()
-    yield c
-    await c.aclose()
+CASE_PARAMS = case_params()
 
 
 def _valid(case: AdapterCase) -> Reply:

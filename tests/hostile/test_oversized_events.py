@@ -10,40 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import binascii
-import importlib.util
 import itertools
 import struct
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import httpx2
 import pytest
 
 from tau.ai import Context, ProviderError, UserMessage, stream
-from tau.ai.registry import _BUILTIN
 from tau.ai.sse import DEFAULT_MAX_LINE_BYTES, SSEDecoder, max_line_bytes
 from tau.proxy import stream_proxy
-from tests.ai.fault_cases import CASES, AdapterCase
+from tests.ai.fault_cases import CASES, AdapterCase, case_params
 from tests.ai.servers import STALL, LocalServer, Reply
 
 LIMIT = 256 * 1024
-SSE_CASES = [
-    pytest.param(
-        case,
-        id=case.api,
-        marks=pytest.mark.skipif(
-            importlib.util.find_spec(_BUILTIN[case.api][0]) is None, reason="adapter not built"
-        ),
-    )
-    for case in CASES
-    if case.content_type == "text/event-stream"
-]
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx2.AsyncClient]:
-    c = httpx2.AsyncClient()
-    yield c
-    await c.aclose()
+SSE_CASES = case_params(case for case in CASES if case.content_type == "text/event-stream")
 
 
 def endless(first: bytes, step: bytes) -> Iterator[bytes]:
