@@ -27,6 +27,15 @@ def _runnable_blocks() -> list[str]:
     return re.findall(r"^<!-- runnable -->\n```python\n(.*?)^```", README, re.S | re.M)
 
 
+def _marked_block(marker: str) -> str:
+    """The python block under ``<!-- runnable: MARKER -->`` (an example with its own test)."""
+    match = re.search(
+        rf"^<!-- runnable: {re.escape(marker)} -->\n```python\n(.*?)^```", README, re.S | re.M
+    )
+    assert match, f"no '{marker}' example in the README"
+    return match.group(1)
+
+
 def _run(code: str) -> str:
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     done = subprocess.run(
@@ -93,3 +102,35 @@ def test_runnable_blocks_run(index: int) -> None:
     out = _run(_runnable_blocks()[index])
     for expected in EXPECTED[index]:
         assert expected in out, (expected, out)
+
+
+def test_readme_agent_example_runs() -> None:
+    assert _run(_marked_block("tau.agent")).splitlines() == [
+        "assistant: Let me check.",
+        "tool: 22°C and sunny in Paris",
+        "assistant: It is 22°C and sunny in Paris.",
+        "assistant: You're welcome!",
+        "final: You're welcome! (stop, 6 new messages)",
+        "['note', 'user', 'assistant', 'toolResult', 'assistant', 'user', 'assistant']",
+    ]
+
+
+def test_readme_typed_output_example_runs() -> None:
+    lines = _run(_marked_block("tau.agent output")).splitlines()
+    # The lower-case answer streamed as partials and was rejected by the validator; the
+    # second one was accepted, and the last partial is the output.
+    assert any(line.startswith("partial: name='paris'") for line in lines)
+    assert lines[-3:] == [
+        "partial: name='Paris' population=2100000",
+        "output: City(name='Paris', population=2100000)",
+        "state: True",
+    ]
+
+
+def test_readme_mcp_example_runs() -> None:
+    # A real stdio MCP server, started by the example itself.
+    assert _run(_marked_block("tau.agent.mcp")).splitlines() == [
+        "[('add_note', 'Add a note')]",
+        "tool: noted: buy milk",
+        "assistant: Noted.",
+    ]
