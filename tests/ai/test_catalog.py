@@ -223,7 +223,7 @@ def test_catalog_file_is_valid_pi_json() -> None:
     }
 
 
-def test_catalog_ships_in_the_wheel(tmp_path: Path) -> None:
+def test_catalog_and_the_typing_marker_ship_in_the_wheel(tmp_path: Path) -> None:
     subprocess.run(
         [
             sys.executable,
@@ -243,7 +243,10 @@ def test_catalog_ships_in_the_wheel(tmp_path: Path) -> None:
     import zipfile
 
     (wheel,) = tmp_path.glob("tau-*.whl")
-    assert "tau/ai/catalog_data.json" in zipfile.ZipFile(wheel).namelist()
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "tau/ai/catalog_data.json" in names
+    # PEP 561: without it, a user's type checker sees tau as untyped (Agent[City] is Any).
+    assert "tau/py.typed" in names
 
 
 def _env() -> dict[str, str]:
