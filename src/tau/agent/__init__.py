@@ -11,15 +11,30 @@
   (``Agent(usage_limits=..., fallback_models=[...])``; see :mod:`tau.agent.usage`).
 * ``Agent(output_type=...)``, :class:`ModelRetry` — runs that end on a validated output
   (see :mod:`tau.agent.output`); :class:`OutputUpdateEvent` streams it as it forms.
+* ``AgentTool(requires_approval=..., external=...)``, ``Agent(approver=...)``: runs that pause
+  for a person or the caller, :class:`RunState` to store them, ``agent.resume(state, decisions)``
+  with :class:`Approve`, :class:`Deny`, :class:`ToolResult` (see :mod:`tau.agent.approval`).
 * :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
   tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
 
 from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
+from tau.agent.approval import (
+    ApprovalRequirement,
+    Approve,
+    Approver,
+    Decision,
+    Deny,
+    PendingCall,
+    PendingKind,
+    ToolPaused,
+    ToolResult,
+)
 from tau.agent.events import (
     AGENT_EVENT_TYPES,
     AgentEndEvent,
     AgentEvent,
+    AgentPausedEvent,
     AgentStartEvent,
     FallbackEvent,
     MessageEndEvent,
@@ -60,7 +75,8 @@ from tau.agent.observe import (
     set_run_observer,
 )
 from tau.agent.output import ModelRetry, OutputValidator
-from tau.agent.run_result import RunResult
+from tau.agent.run_result import RunResult, RunStatus
+from tau.agent.run_state import RUN_STATE_VERSION, RunState
 from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,
@@ -89,6 +105,7 @@ from tau.agent.usage import LIMIT_REACHED, RunUsage, UsageLimits
 __all__ = [
     "AGENT_EVENT_TYPES",
     "LIMIT_REACHED",
+    "RUN_STATE_VERSION",
     "AfterToolCall",
     "AfterToolCallContext",
     "AfterToolCallResult",
@@ -101,15 +118,21 @@ __all__ = [
     "AgentListener",
     "AgentLoopConfig",
     "AgentMessage",
+    "AgentPausedEvent",
     "AgentStartEvent",
     "AgentState",
     "AgentThinkingLevel",
     "AgentTool",
     "AgentToolResult",
+    "ApprovalRequirement",
+    "Approve",
+    "Approver",
     "BeforeToolCall",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
     "CustomMessage",
+    "Decision",
+    "Deny",
     "FallbackEvent",
     "MessageEndEvent",
     "MessageStartEvent",
@@ -117,11 +140,15 @@ __all__ = [
     "ModelRetry",
     "OutputUpdateEvent",
     "OutputValidator",
+    "PendingCall",
+    "PendingKind",
     "QueueMode",
     "RunInfo",
     "RunObservation",
     "RunObserver",
     "RunResult",
+    "RunState",
+    "RunStatus",
     "RunUsage",
     "StreamFn",
     "ToolExecutionEndEvent",
@@ -129,6 +156,8 @@ __all__ = [
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolNameClashError",
+    "ToolPaused",
+    "ToolResult",
     "ToolSource",
     "ToolUpdateCallback",
     "TurnEndEvent",

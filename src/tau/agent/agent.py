@@ -70,12 +70,14 @@ from typing import Any, Generic, Literal, TypeAlias, cast, overload
 
 from typing_extensions import TypeVar
 
-from tau.agent.events import AgentEndEvent, AgentEvent
+from tau.agent.approval import Approver, Decision, Resumption
+from tau.agent.events import AgentEndEvent, AgentEvent, AgentPausedEvent
 from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
 from tau.agent.observe import RunObserver, resolve_run_observer
 from tau.agent.output import OutputValidator
 from tau.agent.run_result import OutputT, RunResult
+from tau.agent.run_state import RunState, plan_resume
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
@@ -188,6 +190,7 @@ class Agent(Generic[OutputT]):
         output_mode: OutputMode = ...,
         output_retries: int = ...,
         output_validators: Sequence[OutputValidator] = ...,
+        approver: Approver | None = ...,
     ) -> None: ...
     @overload
     def __init__(
@@ -221,6 +224,7 @@ class Agent(Generic[OutputT]):
         output_mode: OutputMode = ...,
         output_retries: int = ...,
         output_validators: Sequence[OutputValidator] = ...,
+        approver: Approver | None = ...,
     ) -> None: ...
     def __init__(
         self,
@@ -253,6 +257,7 @@ class Agent(Generic[OutputT]):
         output_mode: OutputMode = "auto",
         output_retries: int = 1,
         output_validators: Sequence[OutputValidator] = (),
+        approver: Approver | None = None,
     ) -> None:
         self._state = AgentState(
             system_prompt=system_prompt,
@@ -305,6 +310,10 @@ class Agent(Generic[OutputT]):
         """How many times a rejected output is sent back before the run fails."""
         self.output_validators: list[OutputValidator] = list(output_validators)
         """Run in order on each validated output (see :meth:`output_validator`)."""
+        self.approver: Approver | None = approver
+        """Decides tool calls that need approval during the run; None pauses the run instead
+        (see :mod:`tau.agent.approval` and :meth:`resume`)."""
+        self._paused: AgentPausedEvent | None = None
         self._listeners: dict[AgentListener, None] = {}
         self._listener_snapshot: tuple[AgentListener, ...] = ()
         self._steering: list[AgentMessage] = []
@@ -387,6 +396,8 @@ class Agent(Generic[OutputT]):
             message = event.message
             if isinstance(message, AssistantMessage) and message.error_message:
                 state.error = message.error_message
+        elif event.type == "agent_paused":
+            self._paused = event
         elif event.type == "agent_end":
             state.stream_message = None
             state.output = event.output
@@ -512,6 +523,49 @@ class Agent(Generic[OutputT]):
                 raise AgentError("Cannot continue from message role: assistant")
         return await self._run(None)
 
+    async def resume(
+        self, state: RunState, decisions: Mapping[str, Decision]
+    ) -> RunResult[OutputT]:
+        """Continue a paused run from ``state`` (any process) with a decision per pending call.
+
+        The transcript, usage and queued messages become the state's; the decided calls run
+        (or get their denial or external result), then the run goes on as usual. A missing,
+        extra or ill-typed decision, or edited arguments the tool rejects, raise ``ValueError``
+        naming the call before anything runs. Resuming one state twice sends the model the
+        same request.
+        """
+        if self._state.is_streaming:
+            raise AgentError(BUSY_CONTINUE)
+        if not isinstance(state, RunState):
+            raise TypeError(f"resume() needs a RunState, not {type(state).__name__}")
+        expected = self.output_type.name if self.output_type is not None else None
+        if state.output != expected:
+            raise ValueError(
+                f"the state comes from a run whose output is {state.output!r}; this agent's "
+                f"is {expected!r}: resume with an agent built the same way"
+            )
+        resumption = plan_resume(state, decisions, self._state.tools)
+        self._state.messages = list(state.messages)
+        self._state.usage = state.usage.copy()
+        self._steering[:0] = state.steering
+        self._follow_ups[:0] = state.follow_ups
+        return await self._run(None, resume_from=resumption)
+
+    def _paused_state(self, event: AgentPausedEvent) -> RunState:
+        # The queued messages move into the state: a resume (here or elsewhere) delivers them.
+        steering = [*event.steering, *self._steering]
+        follow_ups = list(self._follow_ups)
+        self.clear_all_queues()
+        return RunState(
+            messages=list(self._state.messages),
+            paused=list(event.paused),
+            usage=self._state.usage.copy(),
+            agent=self.name,
+            output=self.output_type.name if self.output_type is not None else None,
+            steering=steering,
+            follow_ups=follow_ups,
+        )
+
     def abort(self, reason: str | None = None) -> None:
         """Abort the current run (no-op when idle); the queues are kept."""
         if self._controller is not None:
@@ -563,7 +617,11 @@ class Agent(Generic[OutputT]):
         )
 
     async def _run(
-        self, messages: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
+        self,
+        messages: list[AgentMessage] | None,
+        *,
+        skip_initial_steering_poll: bool = False,
+        resume_from: Resumption | None = None,
     ) -> RunResult[OutputT]:
         state = self._state
         model = state.model
@@ -571,6 +629,7 @@ class Agent(Generic[OutputT]):
             raise AgentError(NO_MODEL)
         transcript, start = state.messages, len(state.messages)
         self._run_end = None
+        self._paused = None
         controller = AbortController()
         idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         state.is_streaming = True
@@ -620,6 +679,8 @@ class Agent(Generic[OutputT]):
             output_mode=self._output_mode(model),
             output_retries=self.output_retries,
             output_validators=list(self.output_validators),
+            approver=self.approver,
+            resume_from=resume_from,
         )
         try:
             if messages is None:
@@ -642,6 +703,8 @@ class Agent(Generic[OutputT]):
             self._run_task = None
             idle.set_result(None)
         end, self._run_end = self._run_end, None
+        paused, self._paused = self._paused, None
+        run_state = self._paused_state(paused) if paused is not None else None
         if end is not None:
             added = end.messages
         else:  # the run broke off before agent_end: what reached the transcript
@@ -654,6 +717,7 @@ class Agent(Generic[OutputT]):
             aborted=controller.signal.aborted,
             output=state.output,
             has_output=end is not None and end.has_output,
+            state=run_state,
         )
 
 

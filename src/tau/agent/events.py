@@ -10,7 +10,11 @@ Grammar of one run (what a UI can rely on)::
           ( tool_execution_update* tool_execution_end message_start message_end )*
                                                   in call order, each end followed by its result
         turn_end )+
+      agent_paused?                               calls wait for a decision (see tau.agent.approval)
     agent_end
+
+A call left waiting for a decision gets its ``tool_execution_start`` and no end in the run
+that pauses; the run that resumes it gives it a new ``tool_execution_start`` and its end.
 
 With fallback models, ``fallback`` events (one per failed attempt) come right before the
 assistant message's ``message_start``; a failed attempt sends nothing else. With
@@ -41,6 +45,7 @@ from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 from pydantic_core import to_jsonable_python
 
+from tau.agent.approval import PausedCall, PendingCall, flatten
 from tau.agent.messages import AgentMessage, dump_agent_message
 from tau.agent.tools import AgentToolResult
 from tau.agent.usage import RunUsage
@@ -68,6 +73,7 @@ __all__ = [
     "AGENT_EVENT_TYPES",
     "AgentEndEvent",
     "AgentEvent",
+    "AgentPausedEvent",
     "AgentStartEvent",
     "FallbackEvent",
     "MessageEndEvent",
@@ -121,6 +127,32 @@ class AgentEndEvent:
 
     def __repr__(self) -> str:
         return f"AgentEndEvent(messages=<{len(self.messages)}>)"
+
+
+class AgentPausedEvent:
+    """The run pauses: ``pending`` calls wait for a decision (``agent_end`` follows).
+
+    ``paused`` is what the run waits on per call (a sub-agent's paused run included);
+    ``steering`` the steering messages taken from the queue but not delivered, kept for the
+    resumed run.
+    """
+
+    __slots__ = ("paused", "steering")
+    type: ClassVar[Literal["agent_paused"]] = "agent_paused"
+
+    def __init__(
+        self, paused: list[PausedCall], steering: list[AgentMessage] | None = None
+    ) -> None:
+        self.paused = paused
+        self.steering = steering or []
+
+    @property
+    def pending(self) -> list[PendingCall]:
+        """The calls waiting for a decision, nested sub-agent calls included."""
+        return flatten(self.paused)
+
+    def __repr__(self) -> str:
+        return f"AgentPausedEvent(pending={[c.id for c in self.pending]})"
 
 
 class TurnStartEvent:
@@ -281,6 +313,7 @@ class ToolExecutionEndEvent:
 AgentEvent: TypeAlias = (
     AgentStartEvent
     | AgentEndEvent
+    | AgentPausedEvent
     | TurnStartEvent
     | TurnEndEvent
     | MessageStartEvent
@@ -297,6 +330,7 @@ AgentEvent: TypeAlias = (
 AGENT_EVENT_TYPES: tuple[str, ...] = (
     "agent_start",
     "agent_end",
+    "agent_paused",
     "turn_start",
     "turn_end",
     "message_start",
@@ -372,6 +406,17 @@ def dump_event(event: AgentEvent, *, compact: bool = False) -> dict[str, Any]:
         out["usage"] = event.usage.dump()
         if event.has_output:
             out["output"] = _jsonable(event.output)
+    elif isinstance(event, AgentPausedEvent):
+        out["pending"] = [
+            {
+                "id": call.id,
+                "toolName": call.tool_name,
+                "arguments": _jsonable(call.arguments),
+                "kind": call.kind,
+                "path": list(call.path),
+            }
+            for call in event.pending
+        ]
     elif isinstance(event, OutputUpdateEvent):
         out["output"] = _jsonable(event.output)
     elif isinstance(event, FallbackEvent):

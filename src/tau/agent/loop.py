@@ -62,9 +62,11 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
+from tau.agent.approval import ApprovalGate, PausedCall
 from tau.agent.events import (
     AgentEndEvent,
     AgentEvent,
+    AgentPausedEvent,
     AgentStartEvent,
     FallbackEvent,
     MessageEndEvent,
@@ -140,7 +142,9 @@ def ended_in_failure(message: AgentMessage) -> bool:
     return isinstance(message, AssistantMessage) and message.stop_reason in ("error", "aborted")
 
 
-def _check_continue(context: AgentContext) -> None:
+def _check_continue(context: AgentContext, config: AgentLoopConfig) -> None:
+    if config.resume_from is not None:
+        return  # the paused turn's calls are finished first: its assistant message may be last
     if not context.messages:
         raise AgentError("Cannot continue: no messages in context")
     last = context.messages[-1]
@@ -177,6 +181,8 @@ class _Run(ToolBatch):
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
         self.abort_timer: asyncio.TimerHandle | None = None
+        self.gate = ApprovalGate(config.approver, config.resume_from)
+        self.paused: list[PausedCall] = []
         options: dict[str, Any] = dict(config.stream_options)
         for key, value in (
             ("reasoning", config.reasoning),
@@ -283,7 +289,9 @@ class _Run(ToolBatch):
                 "with an output_type: rename the tool"
             )
         first_turn = True
-        pending = await self.poll(config.get_steering_messages)
+        resumption = config.resume_from
+        # A resumed run finishes its paused calls first: steering comes after their results.
+        pending = [] if resumption else await self.poll(config.get_steering_messages)
         while True:
             has_more_tool_calls = True
             steering_after_tools: list[AgentMessage] | None = None
@@ -300,14 +308,18 @@ class _Run(ToolBatch):
                     self.new_messages.append(message)
                 pending = []
 
-                message = await self.stream_assistant_response()
-                self.new_messages.append(message)
-                if message.stop_reason == "error" or message.stop_reason == "aborted":
-                    await self.end_turn(message, [])
-                    await self.emit(self.agent_end())
-                    return
-
-                tool_calls = message.tool_calls
+                earlier: list[ToolResultMessage] = []
+                if resumption is not None:
+                    message, tool_calls = resumption.message, resumption.calls
+                    earlier, resumption = resumption.earlier_results, None
+                else:
+                    message = await self.stream_assistant_response()
+                    self.new_messages.append(message)
+                    if message.stop_reason == "error" or message.stop_reason == "aborted":
+                        await self.end_turn(message, [])
+                        await self.emit(self.agent_end())
+                        return
+                    tool_calls = message.tool_calls
                 has_more_tool_calls = bool(tool_calls)
                 results: list[ToolResultMessage] = []
                 if has_more_tool_calls:
@@ -316,9 +328,14 @@ class _Run(ToolBatch):
                     )
                     self.context.messages.extend(results)
                     self.new_messages.extend(results)
+                results = [*earlier, *results]
                 await self.end_turn(message, results)
                 if self.deferred is not None:
                     raise self.deferred
+                if self.paused:
+                    await self.emit(AgentPausedEvent(self.paused, steering_after_tools))
+                    await self.emit(self.agent_end())
+                    return
                 if self.signal.aborted:
                     await self.emit(self.agent_end())
                     return
@@ -613,7 +630,7 @@ def agent_loop_continue(
     was raised). Application messages at the end are allowed: ``convert_to_llm`` must turn
     them into something the model can answer.
     """
-    _check_continue(context)
+    _check_continue(context, config)
     return _launch(
         "agent_loop_continue", lambda sink: _Run(context, None, config, sink, signal, stream_fn)
     )
@@ -643,5 +660,5 @@ async def run_agent_loop_continue(
     stream_fn: StreamFn | None = None,
 ) -> list[AgentMessage]:
     """:func:`agent_loop_continue` with an awaited sink, like :func:`run_agent_loop`."""
-    _check_continue(context)
+    _check_continue(context, config)
     return await _Run(context, None, config, emit, signal, stream_fn).run()

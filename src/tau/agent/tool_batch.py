@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tau.agent.approval import ApprovalGate, NestedPause, PausedCall, PendingCall, ToolPaused
 from tau.agent.events import (
     AgentEvent,
     MessageEndEvent,
@@ -91,28 +92,47 @@ def _validate(tool: AgentTool, call: ToolCall) -> Any:
 class _Prepared:
     """A tool call that passed lookup, validation and ``before_tool_call``."""
 
-    __slots__ = ("args", "call", "finished", "task", "tool", "updates")
+    __slots__ = ("args", "call", "finished", "paused", "task", "tool", "updates")
 
     def __init__(self, call: ToolCall, tool: AgentTool, args: Any) -> None:
         self.call = call
         self.tool = tool
         self.args = args
         self.finished = False
+        self.paused: NestedPause | None = None
         self.updates: asyncio.Task[None] | None = None
         self.task: asyncio.Task[tuple[AgentToolResult, bool]] | None = None
 
 
 class _Outcome:
-    """A tool call decided without running it (not found, invalid, blocked, skipped…)."""
+    """A tool call decided without running it (not found, invalid, blocked, skipped, denied,
+    or given its result by the caller)."""
 
-    __slots__ = ("call", "result")
+    __slots__ = ("call", "is_error", "result")
 
-    def __init__(self, call: ToolCall, message: str) -> None:
+    def __init__(
+        self,
+        call: ToolCall,
+        message: str,
+        result: AgentToolResult | None = None,
+        is_error: bool = True,
+    ) -> None:
         self.call = call
-        self.result = error_tool_result(message)
+        self.result = result if result is not None else error_tool_result(message)
+        self.is_error = is_error
 
 
-_Slot = _Prepared | _Outcome
+class _Pending:
+    """A tool call left waiting for a decision: the run pauses after the batch."""
+
+    __slots__ = ("call", "entry")
+
+    def __init__(self, call: ToolCall, entry: PendingCall) -> None:
+        self.call = call
+        self.entry = entry
+
+
+_Slot = _Prepared | _Outcome | _Pending
 
 
 class ToolBatch(ABC):
@@ -127,6 +147,9 @@ class ToolBatch(ABC):
     running: set[asyncio.Task[Any]]
     observation: RunObservation | None
     deferred: BaseException | None
+    gate: ApprovalGate
+    paused: list[PausedCall]
+    """The calls of the last batch left waiting for a decision, in call order."""
 
     @abstractmethod
     async def emit(self, event: AgentEvent) -> None:
@@ -177,7 +200,9 @@ class ToolBatch(ABC):
             slot = await self.prepare(message, call)
             if isinstance(slot, _Prepared):
                 self.start(slot)
-            results.append(await self.finish(message, slot))
+            result = await self.finish(message, slot)
+            if result is not None:
+                results.append(result)
             if self.config.get_steering_messages is not None:
                 steering = await self.poll_steering_in_batch()
                 if steering:
@@ -185,7 +210,9 @@ class ToolBatch(ABC):
                         await self.emit_deferring(
                             ToolExecutionStartEvent(later.id, later.name, later.arguments)
                         )
-                        results.append(await self.finish(message, _Outcome(later, SKIPPED_MESSAGE)))
+                        results.append(
+                            await self._emit_result(later, error_tool_result(SKIPPED_MESSAGE), True)
+                        )
                     break
         return results, steering or None
 
@@ -212,7 +239,7 @@ class ToolBatch(ABC):
         for slot in slots:
             if isinstance(slot, _Prepared):
                 self.start(slot)
-        results = [await self.finish(message, slot) for slot in slots]
+        results = [r for slot in slots if (r := await self.finish(message, slot)) is not None]
         if polls and not steering:
             steering = await self.poll_steering_in_batch()
         return results, steering or None
@@ -220,6 +247,9 @@ class ToolBatch(ABC):
     async def prepare(self, message: AssistantMessage, call: ToolCall) -> _Slot:
         if self.signal.aborted:
             return _Outcome(call, ABORTED_TOOL_MESSAGE)
+        given = self.gate.decided(call)
+        if given is not None:  # denied, or an external call's result: nothing runs
+            return _Outcome(call, "", *given)
         refusal = self.guard.admit_tool_call()
         if refusal is not None:
             return _Outcome(call, refusal)
@@ -249,11 +279,18 @@ class ToolBatch(ABC):
                 _check_hook_result("before_tool_call", decision, BeforeToolCallResult)
                 if decision is not None and decision.block:
                     return _Outcome(call, decision.reason or BLOCKED_MESSAGE)
+            verdict = await self.gate.check(tool, target, args, _validate)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
             return _Outcome(call, _describe_failure(exc))
-        return _Prepared(call, tool, args)
+        if verdict.action == "pend":
+            assert verdict.pending is not None
+            self.guard.refund_tool_call()  # counted when it runs, after the pause
+            return _Pending(call, verdict.pending)
+        if verdict.action == "refuse":
+            return _Outcome(call, verdict.message)
+        return _Prepared(verdict.call or call, verdict.tool or tool, verdict.args)
 
     def start(self, prepared: _Prepared) -> None:
         if self.signal.aborted:
@@ -287,6 +324,9 @@ class ToolBatch(ABC):
             return as_tool_result(value), False
         except asyncio.CancelledError:
             raise
+        except ToolPaused as paused:
+            prepared.paused = NestedPause(call.id, call.name, dict(call.arguments), paused.state)
+            return error_tool_result("paused"), True
         except BaseException as exc:
             return error_tool_result(_describe_failure(exc)), True
         finally:
@@ -298,10 +338,14 @@ class ToolBatch(ABC):
             await asyncio.wait([previous])
         await self.emit_deferring(event)
 
-    async def finish(self, message: AssistantMessage, slot: _Slot) -> ToolResultMessage:
+    async def finish(self, message: AssistantMessage, slot: _Slot) -> ToolResultMessage | None:
+        """Give ``slot`` its result; None when it is left waiting (see :attr:`paused`)."""
         call = slot.call
         if isinstance(slot, _Outcome):
-            return await self._emit_result(call, slot.result, True)
+            return await self._emit_result(call, slot.result, slot.is_error)
+        if isinstance(slot, _Pending):
+            self.paused.append(slot.entry)
+            return None
         task = slot.task
         if task is None:
             result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
@@ -315,6 +359,9 @@ class ToolBatch(ABC):
                 result, is_error = task.result()
         if slot.updates is not None and not slot.updates.done():
             await asyncio.wait([slot.updates])
+        if slot.paused is not None:
+            self.paused.append(slot.paused)
+            return None
         hook = self.config.after_tool_call
         if hook is not None:
             try:

@@ -231,3 +231,7 @@ class UsageGuard:
             return None
         self.refusal = self.refusal or reason
         return f"Tool call not run: {LIMIT_REACHED.lower()}: {reason}"
+
+    def refund_tool_call(self) -> None:
+        """An admitted call did not run after all (it waits for approval): uncount it."""
+        self.usage.tool_calls -= 1
