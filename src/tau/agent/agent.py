@@ -564,6 +564,7 @@ class Agent(Generic[OutputT]):
             output=self.output_type.name if self.output_type is not None else None,
             steering=steering,
             follow_ups=follow_ups,
+            trace_link=event.trace_link,
         )
 
     def abort(self, reason: str | None = None) -> None:

@@ -169,6 +169,8 @@ class Resumption:
     nested: dict[str, tuple[RunState, dict[str, Decision]]] = field(default_factory=dict)
     earlier_results: list[ToolResultMessage] = field(default_factory=list)
     """Results the paused turn already had (its calls that needed nothing)."""
+    trace_link: dict[str, str] | None = None
+    """The paused run's span (see :class:`~tau.agent.AgentPausedEvent`)."""
 
 
 @dataclass(slots=True)

@@ -134,10 +134,12 @@ class AgentPausedEvent:
 
     ``paused`` is what the run waits on per call (a sub-agent's paused run included);
     ``steering`` the steering messages taken from the queue but not delivered, kept for the
-    resumed run.
+    resumed run. ``trace_link`` is set by a tracing observer (``tau.telemetry``) to the
+    paused run's span (``{"traceId": ..., "spanId": ...}``), which the resumed run's span
+    links to.
     """
 
-    __slots__ = ("paused", "steering")
+    __slots__ = ("paused", "steering", "trace_link")
     type: ClassVar[Literal["agent_paused"]] = "agent_paused"
 
     def __init__(
@@ -145,6 +147,7 @@ class AgentPausedEvent:
     ) -> None:
         self.paused = paused
         self.steering = steering or []
+        self.trace_link: dict[str, str] | None = None
 
     @property
     def pending(self) -> list[PendingCall]:

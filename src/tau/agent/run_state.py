@@ -15,7 +15,8 @@ The JSON form (``state.to_json()``), version 1::
                  | {"id": ..., "toolName": ..., "arguments": ..., "kind": "subagent",
                     "state": <a nested run state>}],
      "usage": {"turns": 2, "requests": 2, "toolCalls": 1, "inputTokens": ..., "cost": ...},
-     "steering": [<message>...], "followUps": [<message>...]}
+     "steering": [<message>...], "followUps": [<message>...],
+     "traceLink": {"traceId": "<32 hex>", "spanId": "<16 hex>"} | null}
 
 Stability: fields are only ever added; :meth:`RunState.from_json` reads every earlier version
 and refuses a newer one with a clear error.
@@ -64,6 +65,8 @@ class RunState:
     output: str | None = None
     steering: list[AgentMessage] = field(default_factory=list)
     follow_ups: list[AgentMessage] = field(default_factory=list)
+    trace_link: dict[str, str] | None = None
+    """The paused run's span, when it was traced: the resumed run's span links to it."""
     version: int = RUN_STATE_VERSION
 
     @property
@@ -85,6 +88,7 @@ class RunState:
             "usage": self.usage.dump(),
             "steering": [dump_agent_message(m) for m in self.steering],
             "followUps": [dump_agent_message(m) for m in self.follow_ups],
+            "traceLink": self.trace_link,
         }
 
     def to_json(self) -> str:
@@ -117,6 +121,7 @@ class RunState:
             output=None if data.get("output") is None else _str(data["output"], f"{path}.output"),
             steering=_messages(data.get("steering", []), f"{path}.steering"),
             follow_ups=_messages(data.get("followUps", []), f"{path}.followUps"),
+            trace_link=_load_link(data.get("traceLink"), f"{path}.traceLink"),
             version=version,
         )
 
@@ -162,6 +167,16 @@ def _load_paused(data: Any, path: str) -> PausedCall:
             f"{path}.kind: expected approval, external or subagent, got {kind!r}"
         )
     return PendingCall(call_id, name, arguments, kind)
+
+
+def _load_link(value: Any, path: str) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(value.get(key), str) for key in ("traceId", "spanId")
+    ):
+        raise SerializationError(f'{path}: expected {{"traceId": ..., "spanId": ...}}')
+    return {"traceId": value["traceId"], "spanId": value["spanId"]}
 
 
 def _list(value: Any, path: str) -> list[Any]:
@@ -298,4 +313,4 @@ def plan_resume(
             call = ToolCall(call.id, call.name, dict(decision.arguments), call.thought_signature)
         calls.append(call)
     earlier = [m for m in state.messages[index + 1 :] if isinstance(m, ToolResultMessage)]
-    return Resumption(message, calls, own, nested, earlier)
+    return Resumption(message, calls, own, nested, earlier, state.trace_link)
