@@ -14,6 +14,8 @@
 * ``AgentTool(requires_approval=..., external=...)``, ``Agent(approver=...)``: runs that pause
   for a person or the caller, :class:`RunState` to store them, ``agent.resume(state, decisions)``
   with :class:`Approve`, :class:`Deny`, :class:`ToolResult` (see :mod:`tau.agent.approval`).
+* ``agent.as_tool(name, description)`` (:class:`SubAgentTool`) — an agent as another's tool
+  (see :mod:`tau.agent.subagent`).
 * :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
   tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 """
@@ -77,6 +79,7 @@ from tau.agent.observe import (
 from tau.agent.output import ModelRetry, OutputValidator
 from tau.agent.run_result import RunResult, RunStatus
 from tau.agent.run_state import RUN_STATE_VERSION, RunState
+from tau.agent.subagent import SubAgentTool
 from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,
@@ -151,6 +154,7 @@ __all__ = [
     "RunStatus",
     "RunUsage",
     "StreamFn",
+    "SubAgentTool",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
     "ToolExecutionStartEvent",

@@ -63,14 +63,16 @@ functions check it and raise :class:`~tau.agent.ModelRetry` to have the model tr
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeAlias, cast, overload
 
+from pydantic import BaseModel
 from typing_extensions import TypeVar
 
-from tau.agent.approval import Approver, Decision, Resumption
+from tau.agent.approval import ApprovalRequirement, Approver, Decision, Resumption
 from tau.agent.events import AgentEndEvent, AgentEvent, AgentPausedEvent
 from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
@@ -325,6 +327,60 @@ class Agent(Generic[OutputT]):
 
     # ----------------------------------------------------------------------- state
 
+    def fork(self) -> Agent[OutputT]:
+        """A new agent built the same way (model, prompt, tools, hooks, limits, output type)
+        with an empty transcript and no queued messages or listeners."""
+        clone = copy.copy(self)
+        state = self._state
+        clone._state = AgentState(
+            system_prompt=state.system_prompt,
+            model=state.model,
+            thinking_level=state.thinking_level,
+            tools=list(state.tools),
+        )
+        clone.stream_options = dict(self.stream_options)
+        clone.fallback_models = list(self.fallback_models)
+        clone.tool_sources = list(self.tool_sources)
+        clone.output_validators = list(self.output_validators)
+        clone._listeners = {}
+        clone._listener_snapshot = ()
+        clone._steering = []
+        clone._follow_ups = []
+        clone._controller = None
+        clone._idle = None
+        clone._run_task = None
+        clone._run_end = None
+        clone._paused = None
+        return clone
+
+    def as_tool(
+        self,
+        name: str,
+        description: str,
+        *,
+        parameters: dict[str, Any] | type[BaseModel] | None = None,
+        prompt: Callable[[Any], str] | None = None,
+        requires_approval: ApprovalRequirement = False,
+        label: str | None = None,
+    ) -> AgentTool:
+        """A tool that runs this agent on a context of its own (a sub-agent).
+
+        See :class:`~tau.agent.subagent.SubAgentTool`: by default the tool takes a ``task``
+        string, which becomes the sub-agent's prompt; its result is the sub-agent's typed
+        output, else its final text.
+        """
+        from tau.agent.subagent import SubAgentTool
+
+        return SubAgentTool(
+            self,
+            name,
+            description,
+            parameters=parameters,
+            prompt=prompt,
+            requires_approval=requires_approval,
+            label=label,
+        )
+
     @property
     def state(self) -> AgentState:
         """The live state object."""
@@ -534,6 +590,12 @@ class Agent(Generic[OutputT]):
         naming the call before anything runs. Resuming one state twice sends the model the
         same request.
         """
+        return await self._resume(state, decisions, keep_usage=False)
+
+    async def _resume(
+        self, state: RunState, decisions: Mapping[str, Decision], *, keep_usage: bool
+    ) -> RunResult[OutputT]:
+        # keep_usage: a sub-agent counts on in its parent's totals, not the state's copy.
         if self._state.is_streaming:
             raise AgentError(BUSY_CONTINUE)
         if not isinstance(state, RunState):
@@ -546,7 +608,8 @@ class Agent(Generic[OutputT]):
             )
         resumption = plan_resume(state, decisions, self._state.tools)
         self._state.messages = list(state.messages)
-        self._state.usage = state.usage.copy()
+        if not keep_usage:
+            self._state.usage = state.usage.copy()
         self._steering[:0] = state.steering
         self._follow_ups[:0] = state.follow_ups
         return await self._run(None, resume_from=resumption)

@@ -95,7 +95,7 @@ from tau.agent.types import (
     GetMessages,
     StreamFn,
 )
-from tau.agent.usage import UsageGuard
+from tau.agent.usage import UsageGuard, current_guard
 from tau.ai import (
     ABORTED_MESSAGE,
     OUTPUT_TOOL_NAME,
@@ -252,6 +252,8 @@ class _Run(ToolBatch):
 
     async def _run(self) -> list[AgentMessage]:
         remove_abort = self.signal.add_callback(self._on_abort_threadsafe)
+        # Current while the run runs: the tasks of its tools (sub-agents) see it.
+        guard_token = current_guard.set(self.guard)
         try:
             try:
                 await self.emit(AgentStartEvent())
@@ -264,6 +266,7 @@ class _Run(ToolBatch):
             except Exception as exc:
                 await self.fail(exc)
         finally:
+            current_guard.reset(guard_token)
             remove_abort()
             if self.abort_timer is not None:
                 self.abort_timer.cancel()

@@ -361,6 +361,7 @@ class ToolBatch(ABC):
             await asyncio.wait([slot.updates])
         if slot.paused is not None:
             self.paused.append(slot.paused)
+            self.guard.refund_tool_call()  # it runs (on) again when the run is resumed
             return None
         hook = self.config.after_tool_call
         if hook is not None:

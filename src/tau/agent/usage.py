@@ -31,12 +31,20 @@ assistant messages out of the context), so after raising the limit
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from tau.ai import AssistantMessage
 
-__all__ = ["LIMIT_REACHED", "RunUsage", "UsageGuard", "UsageLimitReached", "UsageLimits"]
+__all__ = [
+    "LIMIT_REACHED",
+    "RunUsage",
+    "UsageGuard",
+    "UsageLimitReached",
+    "UsageLimits",
+    "current_guard",
+]
 
 LIMIT_REACHED = "Usage limit reached"
 """How the message of a run stopped by a limit begins."""
@@ -159,6 +167,11 @@ def _dollars(amount: float, limit: float) -> tuple[str, str]:
     while digits < 10 and amount != limit and f"{amount:.{digits}f}" == f"{limit:.{digits}f}":
         digits += 1
     return f"${amount:.{digits}f}", f"${limit:.{digits}f}"
+
+
+current_guard: ContextVar[UsageGuard | None] = ContextVar("tau_current_guard", default=None)
+"""The guard of the run whose code is running (its tools see it): a sub-agent run counts into
+it and is bounded by its limits."""
 
 
 class UsageGuard:
