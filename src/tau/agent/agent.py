@@ -782,6 +782,7 @@ class Agent(Generic[OutputT]):
             output=state.output,
             has_output=end is not None and end.has_output,
             state=run_state,
+            usage=end.usage if end is not None else None,
         )
 
 

@@ -13,6 +13,7 @@ from tau.ai import AssistantMessage, StopReason
 if TYPE_CHECKING:
     from tau.agent.approval import PendingCall
     from tau.agent.run_state import RunState
+    from tau.agent.usage import RunUsage
 
 RunStatus: TypeAlias = Literal["completed", "paused", "error", "aborted"]
 
@@ -47,6 +48,8 @@ class RunResult(Generic[OutputT]):
     output: OutputT | None = None
     has_output: bool = False
     state: RunState | None = None
+    usage: RunUsage | None = None
+    """The run's totals (as ``agent_end`` reported them; None if it broke off before)."""
 
     def __post_init__(self) -> None:
         if self.output is not None:

@@ -24,9 +24,8 @@ and refuses a newer one with a clear error.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from tau.agent.approval import (
@@ -93,7 +92,9 @@ class RunState:
 
     def to_json(self) -> str:
         """The state as JSON text."""
-        return json.dumps(self.dump(), ensure_ascii=False, separators=(",", ":"))
+        from pydantic_core import to_json
+
+        return to_json(self.dump()).decode()
 
     @classmethod
     def load(cls, data: Any, path: str = "state") -> RunState:
@@ -128,8 +129,10 @@ class RunState:
     @classmethod
     def from_json(cls, text: str | bytes) -> RunState:
         """A state from :meth:`to_json` text (this version or an earlier one)."""
+        import jiter
+
         try:
-            data = json.loads(text)
+            data = jiter.from_json(text.encode() if isinstance(text, str) else text)
         except ValueError as exc:
             raise SerializationError(f"state: not JSON: {exc}") from None
         return cls.load(data)
@@ -198,16 +201,10 @@ def _messages(value: Any, path: str) -> list[AgentMessage]:
 def _load_usage(data: Any, path: str) -> RunUsage:
     if not isinstance(data, Mapping):
         raise SerializationError(f"{path}: expected an object")
-    usage = RunUsage()
-    for item in fields(usage):
-        head, *rest = item.name.split("_")
-        key = head + "".join(part.title() for part in rest)
-        value = data.get(key, 0)
-        kind = float if item.name == "cost" else int
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise SerializationError(f"{path}.{key}: expected a number >= 0, got {value!r}")
-        setattr(usage, item.name, kind(value))
-    return usage
+    try:
+        return RunUsage.load(dict(data))
+    except ValueError as exc:
+        raise SerializationError(f"{path}.{exc}") from None
 
 
 # --------------------------------------------------------------------------- resuming

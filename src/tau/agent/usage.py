@@ -145,6 +145,22 @@ class RunUsage:
             }
         )
 
+    @classmethod
+    def load(cls, data: Any) -> RunUsage:
+        """A :class:`RunUsage` from :meth:`dump` output (missing keys are 0); raises
+        ``ValueError`` naming a key that is not a number >= 0."""
+        if not isinstance(data, dict):
+            raise ValueError(f"usage: expected an object, got {type(data).__name__}")
+        usage = cls()
+        for item in fields(usage):
+            head, *rest = item.name.split("_")
+            key = head + "".join(part.title() for part in rest)
+            value = data.get(key, 0)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ValueError(f"{key}: expected a number >= 0, got {value!r}")
+            setattr(usage, item.name, float(value) if item.name == "cost" else int(value))
+        return usage
+
     def dump(self) -> dict[str, Any]:
         """The JSON form, with camelCase keys (``toolCalls``, ``inputTokens``…)."""
         out: dict[str, Any] = {}
