@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeAlias, cast, overload
 
@@ -372,7 +372,9 @@ class Agent(Generic[OutputT]):
 
         return unsubscribe
 
-    async def _process_event(self, event: AgentEvent) -> None:
+    def _process_event(self, event: AgentEvent) -> Awaitable[None] | None:
+        # A plain function: with synchronous listeners (the usual case) an event costs no
+        # coroutine; the first listener returning an awaitable hands the rest to _listen_async.
         state = self._state
         if event.type == "message_update" or event.type == "message_start":
             state.stream_message = event.message
@@ -395,7 +397,33 @@ class Agent(Generic[OutputT]):
             if controller is not None and controller.signal.aborted and state.error is None:
                 state.error = controller.signal.reason or ABORTED_MESSAGE
         failure: Exception | None = None
-        for listener in self._listener_snapshot:
+        listeners = self._listener_snapshot
+        for index, listener in enumerate(listeners):
+            try:
+                result = listener(event)
+            except Exception as exc:
+                if failure is None:
+                    failure = exc
+                continue
+            if result is not None and inspect.isawaitable(result):
+                return self._listen_async(event, result, listeners[index + 1 :], failure)
+        if failure is not None:
+            raise failure
+        return None
+
+    async def _listen_async(
+        self,
+        event: AgentEvent,
+        pending: Awaitable[Any],
+        rest: tuple[AgentListener, ...],
+        failure: Exception | None,
+    ) -> None:
+        # Every listener runs even if one fails; the first failure is raised at the end.
+        try:
+            await pending
+        except Exception as exc:
+            failure = failure or exc
+        for listener in rest:
             try:
                 result = listener(event)
                 if result is not None and inspect.isawaitable(result):

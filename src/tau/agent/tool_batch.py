@@ -81,11 +81,17 @@ def _check_hook_result(hook: str, value: object, expected: type) -> None:
         )
 
 
-def _validate(tool: AgentTool, call: ToolCall) -> Any:
-    # Imported on first use: jsonschema-rs is not needed to import tau.agent.
-    from tau.ai import validate_tool_arguments
+_validate_arguments: Callable[[AgentTool, ToolCall], Any] | None = None
 
-    return validate_tool_arguments(tool, call)
+
+def _validate(tool: AgentTool, call: ToolCall) -> Any:
+    global _validate_arguments
+    if _validate_arguments is None:
+        # Imported on first use: jsonschema-rs is not needed to import tau.agent.
+        from tau.ai import validate_tool_arguments
+
+        _validate_arguments = validate_tool_arguments
+    return _validate_arguments(tool, call)
 
 
 class _Prepared:
@@ -306,13 +312,14 @@ class ToolBatch(ABC):
         if task is None:
             result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
         else:
-            if not task.done():
-                await asyncio.wait([task])
-            if task.cancelled():
+            try:
+                result, is_error = await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not task.cancelled() or (current is not None and current.cancelling()):
+                    raise  # this run is being cancelled, not just the tool
                 slot.finished = True
                 result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
-            else:
-                result, is_error = task.result()
         if slot.updates is not None and not slot.updates.done():
             await asyncio.wait([slot.updates])
         hook = self.config.after_tool_call
