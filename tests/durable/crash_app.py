@@ -31,7 +31,7 @@ from dbos import DBOS
 
 from tau.agent import Agent, AgentEvent, Approve, agent_tool, dump_agent_message
 from tau.ai import Model, ToolResultMessage, stream_simple
-from tau.durable import DurableAgent
+from tau.durable import DurableAgent, DurableRunError
 
 PROMPT = "Read the notes, tell ops, then read one more."
 
@@ -116,13 +116,22 @@ def main(config: dict[str, Any]) -> None:
 
 async def run(durable: DurableAgent, config: dict[str, Any]) -> dict[str, Any]:
     workflow = config["workflow"]
+    refusals: list[str] = []
     if config["mode"] == "start":
         result = await durable.prompt(f"{PROMPT} [{workflow}]", workflow_id=workflow)
     elif config["mode"] == "approve":
         # The run may still be recovering towards its pause: wait for it.
         paused = await durable.result(workflow)
         assert paused.status == "paused", paused.status
+        try:  # a missing decision is refused before anything is sent
+            await durable.resume(workflow, {})
+        except ValueError as exc:
+            refusals.append(str(exc))
         result = await durable.resume(workflow, {c.id: Approve() for c in paused.pending})
+        try:  # and a run that is not paused cannot be resumed
+            await durable.resume(workflow, {c.id: Approve() for c in paused.pending})
+        except DurableRunError as exc:
+            refusals.append(str(exc))
     else:  # recover: DBOS.launch() resumed the workflow; wait for it
         result = await durable.result(workflow)
     usage = result.usage.dump() if result.usage is not None else None
@@ -131,6 +140,7 @@ async def run(durable: DurableAgent, config: dict[str, Any]) -> dict[str, Any]:
         "messages": [dump_agent_message(m) for m in result.messages],
         "usage": usage,
         "pending": [c.id for c in result.pending],
+        "refusals": refusals,
     }
 
 

@@ -118,7 +118,12 @@ def test_a_paused_run_waits_durably_and_resumes_from_another_process(tmp_path: P
 
         second = run_child(logs, mode="approve", **config)
         assert second.returncode == 0, second.stderr[-3000:]
-        assert result(logs)["status"] == "completed"
+        resumed = result(logs)
+        assert resumed["status"] == "completed"
+        assert resumed["refusals"] == [
+            "no decision for call 'call_2a' (send_email): every pending call needs one",
+            "the run 'wf-approve' is not paused",
+        ]
         assert llm.served_for("wf-approve") == TURNS
     ran = executions(logs)
     assert {call: ran[f"done {call}"] for call in CALLS} == dict.fromkeys(CALLS, 1)

@@ -29,7 +29,6 @@ from tau.agent.approval import (
     Deny,
     PendingCall,
     PendingKind,
-    ToolPaused,
     ToolResult,
 )
 from tau.agent.events import (
@@ -78,7 +77,7 @@ from tau.agent.observe import (
 )
 from tau.agent.output import ModelRetry, OutputValidator
 from tau.agent.run_result import RunResult, RunStatus
-from tau.agent.run_state import RUN_STATE_VERSION, RunState
+from tau.agent.run_state import RUN_STATE_VERSION, RunState, ToolPaused
 from tau.agent.subagent import SubAgentTool
 from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (

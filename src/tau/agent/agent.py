@@ -63,29 +63,30 @@ functions check it and raise :class:`~tau.agent.ModelRetry` to have the model tr
 from __future__ import annotations
 
 import asyncio
-import copy
-import inspect
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeAlias, cast, overload
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Generic, cast, overload
 
-from pydantic import BaseModel
-from typing_extensions import TypeVar
+from typing_extensions import TypeVar, Unpack
 
-from tau.agent.approval import ApprovalRequirement, Approver, Decision, Resumption
+from tau.agent.approval import Approver, Decision
 from tau.agent.events import AgentEndEvent, AgentEvent, AgentPausedEvent
+from tau.agent.listeners import AgentListener, Listeners
 from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
 from tau.agent.observe import RunObserver, resolve_run_observer
 from tau.agent.output import OutputValidator
+from tau.agent.pausing import fork_agent, paused_state, resume_agent
+from tau.agent.queues import QueueMode, as_message, take_queued
+from tau.agent.run_config import loop_config
 from tau.agent.run_result import OutputT, RunResult
-from tau.agent.run_state import RunState, plan_resume
+from tau.agent.run_state import Resumption, RunState
+from tau.agent.state import AgentState, apply_event
+from tau.agent.subagent import SubAgentOptions, SubAgentTool
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
     AfterToolCall,
     AgentContext,
-    AgentLoopConfig,
     AgentThinkingLevel,
     BeforeToolCall,
     ConvertToLlm,
@@ -115,9 +116,6 @@ from tau.ai import (
 
 __all__ = ["Agent", "AgentListener", "AgentState", "QueueMode", "RunResult"]
 
-QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
-AgentListener: TypeAlias = Callable[[AgentEvent], Any]
-"""``(event) -> None`` or an awaitable, which the agent awaits."""
 
 BUSY_PROMPT = (
     "Agent is already processing a prompt. Use steer() or follow_up() to queue messages, "
@@ -127,29 +125,6 @@ BUSY_CONTINUE = "Agent is already processing. Wait for completion before continu
 NO_MODEL = "No model configured"
 
 V = TypeVar("V", bound=OutputValidator)
-
-
-@dataclass(slots=True)
-class AgentState:
-    """What the agent holds; read it any time, change it through the agent's setters."""
-
-    system_prompt: str = ""
-    model: Model | None = None
-    thinking_level: AgentThinkingLevel = "off"
-    tools: list[AgentTool] = field(default_factory=list)
-    messages: list[AgentMessage] = field(default_factory=list)
-    is_streaming: bool = False
-    stream_message: AgentMessage | None = None
-    """The message between its ``message_start`` and ``message_end`` (the live partial)."""
-    pending_tool_calls: set[str] = field(default_factory=set)
-    """Ids of the tool calls between ``tool_execution_start`` and ``tool_execution_end``."""
-    error: str | None = None
-    """Why the last run failed or stopped early (provider error, abort), else None."""
-    usage: RunUsage = field(default_factory=RunUsage)
-    """The totals of the current or last run (``continue_()`` adds to them)."""
-    output: Any = None
-    """The validated output of the last run of an agent with an ``output_type`` (None while a
-    run is active, and after a run that failed: ``error`` says why)."""
 
 
 class Agent(Generic[OutputT]):
@@ -313,11 +288,9 @@ class Agent(Generic[OutputT]):
         self.output_validators: list[OutputValidator] = list(output_validators)
         """Run in order on each validated output (see :meth:`output_validator`)."""
         self.approver: Approver | None = approver
-        """Decides tool calls that need approval during the run; None pauses the run instead
-        (see :mod:`tau.agent.approval` and :meth:`resume`)."""
-        self._paused: AgentPausedEvent | None = None
-        self._listeners: dict[AgentListener, None] = {}
-        self._listener_snapshot: tuple[AgentListener, ...] = ()
+        """Decides calls that need approval during a run; None pauses it (:meth:`resume`)."""
+        self._run_paused: AgentPausedEvent | None = None
+        self._listeners = Listeners()
         self._steering: list[AgentMessage] = []
         self._follow_ups: list[AgentMessage] = []
         self._controller: AbortController | None = None
@@ -326,60 +299,6 @@ class Agent(Generic[OutputT]):
         self._run_end: AgentEndEvent | None = None
 
     # ----------------------------------------------------------------------- state
-
-    def fork(self) -> Agent[OutputT]:
-        """A new agent built the same way (model, prompt, tools, hooks, limits, output type)
-        with an empty transcript and no queued messages or listeners."""
-        clone = copy.copy(self)
-        state = self._state
-        clone._state = AgentState(
-            system_prompt=state.system_prompt,
-            model=state.model,
-            thinking_level=state.thinking_level,
-            tools=list(state.tools),
-        )
-        clone.stream_options = dict(self.stream_options)
-        clone.fallback_models = list(self.fallback_models)
-        clone.tool_sources = list(self.tool_sources)
-        clone.output_validators = list(self.output_validators)
-        clone._listeners = {}
-        clone._listener_snapshot = ()
-        clone._steering = []
-        clone._follow_ups = []
-        clone._controller = None
-        clone._idle = None
-        clone._run_task = None
-        clone._run_end = None
-        clone._paused = None
-        return clone
-
-    def as_tool(
-        self,
-        name: str,
-        description: str,
-        *,
-        parameters: dict[str, Any] | type[BaseModel] | None = None,
-        prompt: Callable[[Any], str] | None = None,
-        requires_approval: ApprovalRequirement = False,
-        label: str | None = None,
-    ) -> AgentTool:
-        """A tool that runs this agent on a context of its own (a sub-agent).
-
-        See :class:`~tau.agent.subagent.SubAgentTool`: by default the tool takes a ``task``
-        string, which becomes the sub-agent's prompt; its result is the sub-agent's typed
-        output, else its final text.
-        """
-        from tau.agent.subagent import SubAgentTool
-
-        return SubAgentTool(
-            self,
-            name,
-            description,
-            parameters=parameters,
-            prompt=prompt,
-            requires_approval=requires_approval,
-            label=label,
-        )
 
     @property
     def state(self) -> AgentState:
@@ -428,60 +347,30 @@ class Agent(Generic[OutputT]):
 
     def subscribe(self, listener: AgentListener) -> Callable[[], None]:
         """Call ``listener`` with every event from now on; returns the unsubscribe function."""
-        self._listeners[listener] = None
-        self._listener_snapshot = tuple(self._listeners)
+        return self._listeners.subscribe(listener)
 
-        def unsubscribe() -> None:
-            if self._listeners.pop(listener, 0) is None:
-                self._listener_snapshot = tuple(self._listeners)
-
-        return unsubscribe
-
-    async def _process_event(self, event: AgentEvent) -> None:
-        state = self._state
-        if event.type == "message_update" or event.type == "message_start":
-            state.stream_message = event.message
-        elif event.type == "message_end":
-            state.stream_message = None
-            state.messages.append(event.message)
-        elif event.type == "tool_execution_start":
-            state.pending_tool_calls.add(event.tool_call_id)
-        elif event.type == "tool_execution_end":
-            state.pending_tool_calls.discard(event.tool_call_id)
-        elif event.type == "turn_end":
-            message = event.message
-            if isinstance(message, AssistantMessage) and message.error_message:
-                state.error = message.error_message
-        elif event.type == "agent_paused":
-            self._paused = event
+    def _process_event(self, event: AgentEvent) -> Awaitable[None] | None:
+        # The state first, then the listeners (see the module docstring).
+        apply_event(self._state, event)
+        if event.type == "agent_paused":
+            self._run_paused = event
         elif event.type == "agent_end":
-            state.stream_message = None
-            state.output = event.output
             self._run_end = event
             controller = self._controller
+            state = self._state
             if controller is not None and controller.signal.aborted and state.error is None:
                 state.error = controller.signal.reason or ABORTED_MESSAGE
-        failure: Exception | None = None
-        for listener in self._listener_snapshot:
-            try:
-                result = listener(event)
-                if result is not None and inspect.isawaitable(result):
-                    await result
-            except Exception as exc:
-                if failure is None:
-                    failure = exc
-        if failure is not None:
-            raise failure
+        return self._listeners.deliver(event)
 
     # ----------------------------------------------------------------------- queues
 
     def steer(self, message: AgentMessage | str) -> None:
         """Queue a message delivered after the current tool call(s), skipping the rest."""
-        self._steering.append(_as_message(message))
+        self._steering.append(as_message(message))
 
     def follow_up(self, message: AgentMessage | str) -> None:
         """Queue a message delivered when the agent would otherwise stop."""
-        self._follow_ups.append(_as_message(message))
+        self._follow_ups.append(as_message(message))
 
     def clear_steering_queue(self) -> None:
         """Drop the queued steering messages."""
@@ -510,21 +399,11 @@ class Agent(Generic[OutputT]):
         """The queued follow-up messages (a snapshot)."""
         return tuple(self._follow_ups)
 
-    @staticmethod
-    def _dequeue(queue: list[AgentMessage], mode: QueueMode) -> list[AgentMessage]:
-        if not queue:
-            return []
-        if mode == "all":
-            taken = list(queue)
-            queue.clear()
-            return taken
-        return [queue.pop(0)]
-
     def _dequeue_steering(self) -> list[AgentMessage]:
-        return self._dequeue(self._steering, self.steering_mode)
+        return take_queued(self._steering, self.steering_mode)
 
     def _dequeue_follow_ups(self) -> list[AgentMessage]:
-        return self._dequeue(self._follow_ups, self.follow_up_mode)
+        return take_queued(self._follow_ups, self.follow_up_mode)
 
     # ----------------------------------------------------------------------- running
 
@@ -582,53 +461,19 @@ class Agent(Generic[OutputT]):
     async def resume(
         self, state: RunState, decisions: Mapping[str, Decision]
     ) -> RunResult[OutputT]:
-        """Continue a paused run from ``state`` (any process) with a decision per pending call.
+        """Continue a paused run from ``state`` (any process, an agent built the same way)
+        with a decision per pending call; a missing, extra or ill-typed one is a
+        ``ValueError`` naming the call, before anything runs (see :mod:`tau.agent.approval`)."""
+        return await resume_agent(self, state, decisions, keep_usage=False)
 
-        The transcript, usage and queued messages become the state's; the decided calls run
-        (or get their denial or external result), then the run goes on as usual. A missing,
-        extra or ill-typed decision, or edited arguments the tool rejects, raise ``ValueError``
-        naming the call before anything runs. Resuming one state twice sends the model the
-        same request.
-        """
-        return await self._resume(state, decisions, keep_usage=False)
+    def fork(self) -> Agent[OutputT]:
+        """A new agent built the same way, with no transcript, queued messages or listeners."""
+        clone: Agent[OutputT] = fork_agent(self)
+        return clone
 
-    async def _resume(
-        self, state: RunState, decisions: Mapping[str, Decision], *, keep_usage: bool
-    ) -> RunResult[OutputT]:
-        # keep_usage: a sub-agent counts on in its parent's totals, not the state's copy.
-        if self._state.is_streaming:
-            raise AgentError(BUSY_CONTINUE)
-        if not isinstance(state, RunState):
-            raise TypeError(f"resume() needs a RunState, not {type(state).__name__}")
-        expected = self.output_type.name if self.output_type is not None else None
-        if state.output != expected:
-            raise ValueError(
-                f"the state comes from a run whose output is {state.output!r}; this agent's "
-                f"is {expected!r}: resume with an agent built the same way"
-            )
-        resumption = plan_resume(state, decisions, self._state.tools)
-        self._state.messages = list(state.messages)
-        if not keep_usage:
-            self._state.usage = state.usage.copy()
-        self._steering[:0] = state.steering
-        self._follow_ups[:0] = state.follow_ups
-        return await self._run(None, resume_from=resumption)
-
-    def _paused_state(self, event: AgentPausedEvent) -> RunState:
-        # The queued messages move into the state: a resume (here or elsewhere) delivers them.
-        steering = [*event.steering, *self._steering]
-        follow_ups = list(self._follow_ups)
-        self.clear_all_queues()
-        return RunState(
-            messages=list(self._state.messages),
-            paused=list(event.paused),
-            usage=self._state.usage.copy(),
-            agent=self.name,
-            output=self.output_type.name if self.output_type is not None else None,
-            steering=steering,
-            follow_ups=follow_ups,
-            trace_link=event.trace_link,
-        )
+    def as_tool(self, name: str, description: str, **options: Unpack[SubAgentOptions]) -> AgentTool:
+        """A tool running a fork of this agent per call (see :mod:`tau.agent.subagent`)."""
+        return SubAgentTool(self, name, description, **options)
 
     def abort(self, reason: str | None = None) -> None:
         """Abort the current run (no-op when idle); the queues are kept."""
@@ -692,8 +537,7 @@ class Agent(Generic[OutputT]):
         if model is None:
             raise AgentError(NO_MODEL)
         transcript, start = state.messages, len(state.messages)
-        self._run_end = None
-        self._paused = None
+        self._run_end = self._run_paused = None
         controller = AbortController()
         idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         state.is_streaming = True
@@ -714,38 +558,7 @@ class Agent(Generic[OutputT]):
             return self._dequeue_steering()
 
         context = AgentContext(state.system_prompt, list(state.messages), list(state.tools))
-        options = dict(self.stream_options)
-        if self._on_payload is not None:
-            options["on_payload"] = self._on_payload
-        if self.max_retry_delay_ms is not None:
-            options["max_retry_delay_ms"] = self.max_retry_delay_ms
-        config = AgentLoopConfig(
-            model=model,
-            convert_to_llm=self._convert_to_llm,
-            transform_context=self._transform_context,
-            get_api_key=self.get_api_key,
-            get_steering_messages=get_steering_messages,
-            get_follow_up_messages=self._dequeue_follow_ups,
-            before_tool_call=self.before_tool_call,
-            after_tool_call=self.after_tool_call,
-            tool_execution=self.tool_execution,
-            reasoning=None if state.thinking_level == "off" else state.thinking_level,
-            thinking_budgets=self.thinking_budgets,
-            session_id=self.session_id,
-            stream_fn=self._stream_fn(),
-            stream_options=options,
-            usage_limits=self.usage_limits,
-            usage=state.usage,
-            name=self.name,
-            instrument=self.instrument,
-            tool_sources=list(self.tool_sources),
-            output_type=self.output_type,
-            output_mode=self._output_mode(model),
-            output_retries=self.output_retries,
-            output_validators=list(self.output_validators),
-            approver=self.approver,
-            resume_from=resume_from,
-        )
+        config = loop_config(self, model, get_steering_messages, resume_from)
         try:
             if messages is None:
                 await run_agent_loop_continue(
@@ -767,8 +580,7 @@ class Agent(Generic[OutputT]):
             self._run_task = None
             idle.set_result(None)
         end, self._run_end = self._run_end, None
-        paused, self._paused = self._paused, None
-        run_state = self._paused_state(paused) if paused is not None else None
+        paused, self._run_paused = self._run_paused, None
         if end is not None:
             added = end.messages
         else:  # the run broke off before agent_end: what reached the transcript
@@ -781,12 +593,6 @@ class Agent(Generic[OutputT]):
             aborted=controller.signal.aborted,
             output=state.output,
             has_output=end is not None and end.has_output,
-            state=run_state,
+            state=paused_state(self, paused) if paused is not None else None,
             usage=end.usage if end is not None else None,
         )
-
-
-def _as_message(message: AgentMessage | str) -> AgentMessage:
-    if isinstance(message, str):
-        return UserMessage([TextContent(message)])
-    return message

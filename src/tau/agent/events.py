@@ -45,8 +45,9 @@ from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 from pydantic_core import to_jsonable_python
 
-from tau.agent.approval import PausedCall, PendingCall, flatten
+from tau.agent.approval import PendingCall
 from tau.agent.messages import AgentMessage, dump_agent_message
+from tau.agent.run_state import PausedCall, flatten
 from tau.agent.tools import AgentToolResult
 from tau.agent.usage import RunUsage
 from tau.ai import (

@@ -26,30 +26,86 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
-from tau.agent.approval import (
-    Approve,
-    Decision,
-    Deny,
-    NestedPause,
-    PausedCall,
-    PendingCall,
-    Resumption,
-    ToolResult,
-    flatten,
-)
+from tau.agent.approval import Approve, Decision, Deny, PendingCall, ToolResult
 from tau.agent.messages import AgentMessage, dump_agent_message, load_agent_message
 from tau.agent.tools import AgentTool
 from tau.agent.usage import RunUsage
 from tau.ai import AssistantMessage, SerializationError, ToolCall, ToolResultMessage
 
-__all__ = ["RUN_STATE_VERSION", "RunState"]
+__all__ = [
+    "RUN_STATE_VERSION",
+    "NestedPause",
+    "PausedCall",
+    "Resumption",
+    "RunState",
+    "ToolPaused",
+    "flatten",
+]
 
 RUN_STATE_VERSION = 1
 """The version :meth:`RunState.to_json` writes."""
 
 _TYPE = "tau.run_state"
+
+
+@dataclass(frozen=True, slots=True)
+class NestedPause:
+    """A sub-agent tool call whose own run paused: its state, resumed as part of this one."""
+
+    id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    state: RunState
+
+
+PausedCall: TypeAlias = PendingCall | NestedPause
+"""What a paused run waits on, per call of its last turn."""
+
+
+class ToolPaused(Exception):
+    """Raised by a tool whose work paused (a sub-agent waiting for a decision): the call
+    becomes pending in the calling run, with ``state`` resumed when the run is."""
+
+    def __init__(self, state: RunState) -> None:
+        super().__init__("the tool's run paused")
+        self.state = state
+
+
+def flatten(paused: list[PausedCall]) -> list[PendingCall]:
+    """The pending calls a person decides on, nested sub-agent calls included."""
+    out: list[PendingCall] = []
+    for entry in paused:
+        if isinstance(entry, PendingCall):
+            out.append(entry)
+        else:
+            for inner in entry.state.pending:
+                out.append(
+                    PendingCall(
+                        inner.id,
+                        inner.tool_name,
+                        inner.arguments,
+                        inner.kind,
+                        (entry.id, *inner.path),
+                    )
+                )
+    return out
+
+
+@dataclass(slots=True)
+class Resumption:
+    """What a resumed run starts with: the paused turn's message and the calls to finish."""
+
+    message: AssistantMessage
+    calls: list[ToolCall]
+    """The pending calls of ``message`` in call order (approved edits applied)."""
+    decisions: dict[str, Decision]
+    nested: dict[str, tuple[RunState, dict[str, Decision]]] = field(default_factory=dict)
+    earlier_results: list[ToolResultMessage] = field(default_factory=list)
+    """Results the paused turn already had (its calls that needed nothing)."""
+    trace_link: dict[str, str] | None = None
+    """The paused run's span (see :class:`~tau.agent.AgentPausedEvent`)."""
 
 
 @dataclass(slots=True, kw_only=True)

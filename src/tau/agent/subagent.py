@@ -25,22 +25,34 @@ call's ``task``. While it runs:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypedDict
 
 from pydantic import BaseModel
 
-from tau.agent.approval import ApprovalRequirement, Decision, ResumableTool, ToolPaused
+from tau.agent.approval import ApprovalRequirement, Decision
+from tau.agent.approval_gate import ResumableTool
 from tau.agent.events import AgentEvent, dump_event
-from tau.agent.run_state import RunState, plan_resume
+from tau.agent.pausing import resume_agent
+from tau.agent.run_result import RunResult
+from tau.agent.run_state import RunState, ToolPaused, plan_resume
+from tau.agent.state import AgentState
 from tau.agent.tools import AgentTool, AgentToolResult, ToolUpdateCallback
-from tau.agent.usage import current_guard
+from tau.agent.usage import UsageLimits, current_guard
 from tau.ai import AbortSignal, AssistantMessage, TextContent, UserMessage
 
-if TYPE_CHECKING:
-    from tau.agent.agent import Agent
-    from tau.agent.run_result import RunResult
 
-__all__ = ["TASK_PARAMETERS", "SubAgentTool"]
+class ForkableAgent(Protocol):
+    """What a sub-agent tool needs of its agent (a :class:`~tau.agent.Agent`)."""
+
+    usage_limits: UsageLimits | None
+
+    @property
+    def state(self) -> AgentState: ...
+
+    def fork(self) -> Any: ...
+
+
+__all__ = ["TASK_PARAMETERS", "SubAgentOptions", "SubAgentTool"]
 
 TASK_PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -54,6 +66,17 @@ TASK_PARAMETERS: dict[str, Any] = {
     "required": ["task"],
 }
 """The default parameters of a sub-agent tool: one ``task`` string."""
+
+
+class SubAgentOptions(TypedDict, total=False):
+    """What ``agent.as_tool(name, description, ...)`` takes besides the name and description."""
+
+    parameters: dict[str, Any] | type[BaseModel] | None
+    """The tool's parameters (default: one ``task`` string); give ``prompt`` with them."""
+    prompt: Callable[[Any], str] | None
+    """Validated arguments -> the sub-agent's prompt."""
+    requires_approval: ApprovalRequirement
+    label: str | None
 
 
 def _task(args: Any) -> str:
@@ -73,7 +96,7 @@ class SubAgentTool(AgentTool, ResumableTool):
 
     def __init__(
         self,
-        agent: Agent[Any],
+        agent: ForkableAgent,
         name: str,
         description: str,
         *,
@@ -114,14 +137,14 @@ class SubAgentTool(AgentTool, ResumableTool):
 
         async def resume(call_id: str, params: Any, signal: AbortSignal, on_update: Any) -> Any:
             return await self._drive(
-                lambda run: run._resume(state, decisions, keep_usage=True), signal, on_update
+                lambda run: resume_agent(run, state, decisions, keep_usage=True), signal, on_update
             )
 
         return AgentTool(self.name, self.description, self.parameters, execute=resume)
 
     async def _drive(
         self,
-        start: Callable[[Agent[Any]], Awaitable[RunResult[Any]]],
+        start: Callable[[Any], Awaitable[RunResult[Any]]],
         signal: AbortSignal,
         on_update: ToolUpdateCallback,
     ) -> Any:
