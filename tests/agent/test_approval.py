@@ -37,6 +37,7 @@ from tau.ai.providers.faux import (
     text,
     tool_call,
 )
+from tests.factories import without_timestamps
 
 from . import approval_app
 from .helpers import check_grammar, kinds, result_text
@@ -59,14 +60,6 @@ def run_app(command: str, stdin: str = "") -> str:
 
 def tool_results(context: Context) -> list[ToolResultMessage]:
     return [m for m in context.messages if isinstance(m, ToolResultMessage)]
-
-
-def without_timestamps(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_timestamps(v) for k, v in value.items() if k != "timestamp"}
-    if isinstance(value, list):
-        return [without_timestamps(v) for v in value]
-    return value
 
 
 @pytest.fixture(autouse=True)

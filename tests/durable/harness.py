@@ -62,15 +62,6 @@ def pick_kill_points(all_points: list[str], count: int, seed: int) -> list[str]:
     return [eligible[i] for i in chosen]
 
 
-def without_timestamps(value: Any) -> Any:
-    """Tool results are stamped when they are made: a replay stamps its own."""
-    if isinstance(value, dict):
-        return {k: without_timestamps(v) for k, v in value.items() if k != "timestamp"}
-    if isinstance(value, list):
-        return [without_timestamps(v) for v in value]
-    return value
-
-
 def crash_chain(
     logs: Path, kill_points: list[str], **config: Any
 ) -> subprocess.CompletedProcess[str]:

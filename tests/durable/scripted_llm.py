@@ -7,13 +7,12 @@ fixed, so an interrupted run and an uninterrupted one get the same answers.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections import Counter
 from typing import Any
 
-from tests.ai.servers import SSE_HEADERS, LocalServer, Reply, Request
+from tests.ai.servers import SSE_HEADERS, Reply, Request, ServerThread
 from tests.factories import sse
 
 # Tool results seen -> the calls of the reply (none: the final answer).
@@ -69,31 +68,20 @@ class ScriptedLLM:
     requests of the run with that first prompt, per turn."""
 
     def __init__(self) -> None:
-        self.url = ""
         self.served: Counter[tuple[str, int]] = Counter()
-        self._ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
+        self._server = ServerThread(self._reply)
+
+    @property
+    def url(self) -> str:
+        return self._server.url
 
     def __enter__(self) -> ScriptedLLM:
-        self._thread.start()
-        assert self._ready.wait(10), "the scripted LLM server did not start"
+        self._server.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._stop is not None
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
-
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        async with LocalServer(self._reply, lifetime=3600, max_requests=1_000_000) as server:
-            self.url = server.url
-            self._ready.set()
-            await self._stop.wait()
+        self._server.__exit__(*exc)
 
     def served_for(self, workflow: str) -> dict[int, int]:
         """Requests served per turn for the run of ``workflow`` (its prompt names it)."""

@@ -27,9 +27,9 @@ from tests.durable.harness import (
     points,
     result,
     run_child,
-    without_timestamps,
 )
 from tests.durable.scripted_llm import ScriptedLLM
+from tests.factories import without_timestamps
 
 pytest.importorskip("dbos")
 

@@ -25,10 +25,10 @@ from tests.durable.harness import (
     points,
     result,
     run_child,
-    without_timestamps,
 )
 from tests.durable.postgres import find_bin_dir, postgres_server
 from tests.durable.scripted_llm import ScriptedLLM
+from tests.factories import without_timestamps
 
 pytest.importorskip("dbos")
 if find_bin_dir() is None:
