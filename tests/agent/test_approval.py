@@ -412,3 +412,14 @@ async def test_an_aborted_resume_keeps_the_state_resumable() -> None:
     agent.abort()
     aborted = await asyncio.wait_for(task, 10)
     assert aborted.status == "aborted"
+
+
+async def test_decisions_that_are_not_a_mapping_are_refused() -> None:
+    agent = approval_app.build_agent()
+    result = await agent.prompt("Clean up")
+    assert result.state is not None
+    with pytest.raises(ValueError, match="decisions must be a mapping of call id to decision"):
+        await agent.resume(result.state, [Approve(), ToolResult("x")])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="resume\\(\\) needs a RunState, not str"):
+        await agent.resume(result.state.to_json(), {})  # type: ignore[arg-type]
+    assert approval_app.EXECUTED == ["note:hello"]
