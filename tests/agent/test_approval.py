@@ -27,6 +27,7 @@ from tau.agent import (
     ToolResult,
     UsageLimits,
     agent_tool,
+    event_to_json,
 )
 from tau.ai import Context, ToolResultMessage, UserMessage
 from tau.ai.providers.faux import (
@@ -423,3 +424,30 @@ async def test_decisions_that_are_not_a_mapping_are_refused() -> None:
     with pytest.raises(TypeError, match="resume\\(\\) needs a RunState, not str"):
         await agent.resume(result.state.to_json(), {})  # type: ignore[arg-type]
     assert approval_app.EXECUTED == ["note:hello"]
+
+
+async def test_the_paused_event_has_a_json_form() -> None:
+    agent = approval_app.build_agent()
+    events: list[AgentEvent] = []
+    agent.subscribe(events.append)
+    await agent.prompt("Clean up")
+    paused = next(e for e in events if isinstance(e, AgentPausedEvent))
+    assert json.loads(event_to_json(paused)) == {
+        "type": "agent_paused",
+        "pending": [
+            {
+                "id": "call_delete",
+                "toolName": "delete",
+                "arguments": {"path": "build"},
+                "kind": "approval",
+                "path": [],
+            },
+            {
+                "id": "call_lookup",
+                "toolName": "lookup",
+                "arguments": {"query": "weather"},
+                "kind": "external",
+                "path": [],
+            },
+        ],
+    }
