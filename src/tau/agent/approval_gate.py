@@ -87,6 +87,15 @@ class ApprovalGate:
             return result, decision.is_error
         return None
 
+    def passes(self, tool: AgentTool) -> bool:
+        """Whether calls of ``tool`` run without asking the gate (the common case: no
+        resumption, an ordinary tool without approval), so the batch skips :meth:`check`."""
+        return (
+            self.resumption is None
+            and getattr(tool, "requires_approval", False) is False
+            and not getattr(tool, "external", False)
+        )
+
     async def check(
         self, tool: AgentTool, call: ToolCall, args: Any, validate: Validate
     ) -> Verdict:

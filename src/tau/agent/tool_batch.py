@@ -321,6 +321,8 @@ class ToolBatch:
                 _check_hook_result("before_tool_call", decision, BeforeToolCallResult)
                 if decision is not None and decision.block:
                     return _Outcome(call, decision.reason or BLOCKED_MESSAGE)
+            if self.gate.passes(tool):
+                return _Prepared(call, tool, args)
             verdict = await self.gate.check(tool, target, args, _validate)
         except asyncio.CancelledError:
             raise
