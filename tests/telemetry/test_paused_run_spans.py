@@ -28,3 +28,11 @@ async def test_the_resumed_span_links_to_the_paused_one(otel: Otel) -> None:
         "traceId": f"{first.context.trace_id:032x}",
         "spanId": f"{first.context.span_id:016x}",
     }
+    # The paused run's span of the waiting call ends marked paused, not failed; the resumed
+    # run's span of it is an ordinary one.
+    paused_span, resumed_span = [
+        s for s in otel.exporter.get_finished_spans() if s.name == "execute_tool ask"
+    ]
+    assert paused_span.attributes is not None and paused_span.attributes["tau.tool.paused"]
+    assert paused_span.status.status_code.name == "UNSET"
+    assert resumed_span.attributes is not None and "tau.tool.paused" not in resumed_span.attributes

@@ -199,6 +199,12 @@ class AgentRun:
                     "traceId": trace.format_trace_id(context.trace_id),
                     "spanId": trace.format_span_id(context.span_id),
                 }
+            # A call left waiting is not a failure: its span ends marked paused; the resumed
+            # run gives the call a span of its own.
+            for entry in event.paused:
+                for span in self._tools.pop(entry.id, ()):
+                    span.set_attribute("tau.tool.paused", True)
+                    span.end()
 
     def _end_turn(self, event: TurnEndEvent) -> None:
         message = event.message
