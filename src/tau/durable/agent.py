@@ -115,7 +115,8 @@ class DurableAgent(Generic[OutputT]):
         """Run ``input`` as the workflow ``workflow_id`` (a new id if None) and return its
         result: completed, failed, or paused (then :meth:`resume` it with decisions).
 
-        Starting an id that already ran returns that run's result without running it again.
+        Starting an id that already ran returns that run's latest result (its end, or the
+        pause it waits in) without running it again.
         """
         if isinstance(input, str):
             messages: list[AgentMessage] = [UserMessage([TextContent(input)])]
@@ -126,7 +127,8 @@ class DurableAgent(Generic[OutputT]):
         request = json.dumps({"messages": [dump_agent_message(m) for m in messages]})
         with SetWorkflowID(workflow_id or uuid.uuid4().hex):
             handle = await DBOS.start_workflow_async(self._workflow, request)
-        return await self._outcome(handle.workflow_id, 1)
+        # An id that already ran may have paused and resumed since: its latest outcome.
+        return await self.result(handle.workflow_id)
 
     async def pending_state(self, workflow_id: str) -> RunState | None:
         """The state the run ``workflow_id`` waits in, or None if it is not paused."""
