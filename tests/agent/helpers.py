@@ -17,8 +17,8 @@ from tau.agent import (
     ToolExecutionStartEvent,
 )
 from tau.ai import AssistantMessage, MessageBuilder, Model, TextContent, ToolResultMessage
-from tau.ai.streaming.builder import launch_stream
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import launch_stream
 
 TIMEOUT = 5.0
 

@@ -29,7 +29,8 @@ from tau.ai.providers.mistral.decoder import (
     derived_tool_call_id,
 )
 from tau.ai.providers.mistral.request import IMAGE_OMITTED, request_body
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.launch import launch_stream
 
 PNG = "iVBORw0KGgo="
 

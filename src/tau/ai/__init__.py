@@ -138,9 +138,10 @@ from tau.ai.streaming.adapter import (
     launch_http,
     run_http_adapter,
 )
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.builder import MessageBuilder
 from tau.ai.streaming.event_stream import AssistantMessageEventStream, EventStream, StreamEndedError
 from tau.ai.streaming.hash import short_hash
+from tau.ai.streaming.launch import launch_stream
 from tau.ai.streaming.observe import (
     CallObserver,
     HttpObserver,

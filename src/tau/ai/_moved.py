@@ -33,7 +33,11 @@ MOVED: dict[str, tuple[str, ...]] = {
     "tau.ai.options": ("tau.ai.core.options",),
     "tau.ai.utils.cost": ("tau.ai.core.cost",),
     "tau.ai.event_stream": ("tau.ai.streaming.event_stream",),
-    "tau.ai.builder": ("tau.ai.streaming.builder",),
+    "tau.ai.builder": (
+        "tau.ai.streaming.builder",
+        "tau.ai.streaming.launch",
+        "tau.ai.streaming.output_cap",
+    ),
     "tau.ai.adapter": ("tau.ai.streaming.adapter",),
     "tau.ai.sse": ("tau.ai.streaming.sse",),
     "tau.ai.headers": ("tau.ai.streaming.headers",),

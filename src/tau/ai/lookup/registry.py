@@ -15,8 +15,8 @@ from typing import Any, TypeAlias
 
 from tau.ai.core.options import check_options, option_keys
 from tau.ai.core.types import Context, Model
-from tau.ai.streaming.builder import error_stream
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import error_stream
 
 StreamFunction: TypeAlias = Callable[
     [Model, Context, Mapping[str, Any]], AssistantMessageEventStream

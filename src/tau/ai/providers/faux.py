@@ -46,8 +46,9 @@ from tau.ai.core.types import (
     UserMessage,
 )
 from tau.ai.streaming.adapter import apply_on_payload
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.builder import MessageBuilder
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import launch_stream
 
 __all__ = [
     "OPTIONS",

@@ -27,8 +27,9 @@ from typing import Any, Protocol, TypeAlias, TypeGuard, cast
 
 from tau.ai.core.errors import ProviderError, ProviderHTTPError
 from tau.ai.core.types import Context, Model, ToolCall
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.builder import MessageBuilder
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import launch_stream
 from tau.ai.streaming.sse import oversized_event
 
 __all__ = [

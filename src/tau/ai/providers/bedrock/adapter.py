@@ -20,8 +20,9 @@ from tau.ai.providers.simple_options import (
     clamp_reasoning,
 )
 from tau.ai.streaming.adapter import ProviderRequest, run_http_adapter
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.builder import MessageBuilder
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import launch_stream
 
 __all__ = ["OPTIONS", "SIMPLE_OPTIONS", "stream", "stream_simple"]
 
