@@ -24,8 +24,9 @@ from google.genai import types as genai
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tau.ai import AssistantMessage, Context, Tool, UserMessage, get_models, launch_stream, stream
+from tau.ai import AssistantMessage, Context, Tool, UserMessage, get_models, stream
 from tau.ai import stream_simple as simple
+from tau.ai.adapters import launch_stream
 from tau.ai.core.types import Model, TextContent, ToolCall
 from tau.ai.providers.google import request as shared
 from tau.ai.providers.google.decoder import GoogleDecoder

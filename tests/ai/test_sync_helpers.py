@@ -7,16 +7,9 @@ import time
 
 import pytest
 
-from tau.ai import (
-    AbortController,
-    Context,
-    Model,
-    UnknownApiError,
-    UserMessage,
-    complete_sync,
-    stream_sync,
-)
+from tau.ai import AbortController, Context, Model, UserMessage, complete_sync, stream_sync
 from tau.ai import entry as entry_module
+from tau.ai.adapters import UnknownApiError
 from tau.ai.providers.faux import FauxResponse, faux_model, text
 from tau.ai.streaming import launch as launch_module
 

@@ -95,8 +95,6 @@ from tau.agent.types import (
 )
 from tau.agent.usage import UsageGuard
 from tau.ai import (
-    ABORTED_MESSAGE,
-    OUTPUT_TOOL_NAME,
     AbortController,
     AbortedError,
     AbortSignal,
@@ -105,14 +103,14 @@ from tau.ai import (
     Context,
     DoneEvent,
     ErrorEvent,
-    EventStream,
     FailedAttempt,
     FallbackEventStream,
     ProviderError,
     StopReason,
     ToolResultMessage,
-    describe_error,
 )
+from tau.ai.adapters import ABORTED_MESSAGE, EventStream, describe_error
+from tau.ai.structured import OUTPUT_TOOL_NAME
 
 __all__ = [
     "ABORTED_TOOL_MESSAGE",

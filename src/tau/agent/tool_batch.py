@@ -47,7 +47,8 @@ from tau.agent.types import (
     GetMessages,
 )
 from tau.agent.usage import UsageGuard
-from tau.ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage, describe_error
+from tau.ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage
+from tau.ai.adapters import describe_error
 
 SKIPPED_MESSAGE = "Skipped due to queued user message."
 BLOCKED_MESSAGE = "Tool execution was blocked"

@@ -38,7 +38,7 @@ MOVED: dict[str, tuple[str, ...]] = {
         "tau.ai.streaming.launch",
         "tau.ai.streaming.output_cap",
     ),
-    "tau.ai.adapter": ("tau.ai.streaming.adapter",),
+    "tau.ai.adapter": ("tau.ai.streaming.adapter", "tau.ai.streaming.json_body"),
     "tau.ai.sse": ("tau.ai.streaming.sse",),
     "tau.ai.headers": ("tau.ai.streaming.headers",),
     "tau.ai.observe": ("tau.ai.streaming.observe",),

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from mcp import types as mcp_types
 
 from tau.agent.tools import AgentTool, ToolUpdateCallback
-from tau.ai import AbortSignal, short_hash
+from tau.ai import AbortSignal
+from tau.ai.adapters import short_hash
 
 if TYPE_CHECKING:
     from tau.agent.mcp.server import MCPServer

@@ -20,6 +20,7 @@ from tau.ai.streaming.event_stream import AssistantMessageEventStream
 from tau.ai.streaming.output_cap import output_cap
 
 Runner = Callable[[MessageBuilder], Awaitable[None]]
+"""An adapter's body: ``async def run(builder)``, translating provider output into builder calls."""
 
 
 def launch_stream(
