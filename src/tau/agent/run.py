@@ -84,8 +84,6 @@ from tau.agent.types import (
 )
 from tau.agent.usage import UsageGuard, current_guard
 from tau.ai import (
-    ABORTED_MESSAGE,
-    OUTPUT_TOOL_NAME,
     AbortController,
     AbortedError,
     AbortSignal,
@@ -99,8 +97,9 @@ from tau.ai import (
     ProviderError,
     StopReason,
     ToolResultMessage,
-    describe_error,
 )
+from tau.ai.adapters import ABORTED_MESSAGE, describe_error
+from tau.ai.structured import OUTPUT_TOOL_NAME
 
 __all__ = ["NO_TERMINAL_MESSAGE", "AgentRun", "default_stream_fn"]
 

@@ -27,7 +27,8 @@ from tau.agent import (
 from tau.agent.run_result import OutputT
 from tau.agent.run_state import split_decisions
 from tau.agent.tools import as_tool_result
-from tau.ai import AssistantMessage, TextContent, UserMessage, dump_content
+from tau.ai import AssistantMessage, TextContent, UserMessage
+from tau.ai.adapters import dump_content
 from tau.durable.steps import durable_stream_fn, durable_tool
 
 __all__ = ["DurableAgent", "DurableRunError"]

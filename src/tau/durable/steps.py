@@ -28,10 +28,10 @@ from tau.ai import (
     ProviderTimeoutError,
     StartEvent,
     ToolResultMessage,
-    describe_error,
     dump_message,
     load_message,
 )
+from tau.ai.adapters import describe_error
 
 __all__ = ["INTERRUPTED_MESSAGE", "durable_stream_fn", "durable_tool"]
 
