@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 STALL = object()
 """A body step that waits until the server stops."""
@@ -257,7 +257,7 @@ class ServerThread:
         self._stop: asyncio.Event | None = None
         self._thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
 
-    def __enter__(self) -> ServerThread:
+    def __enter__(self) -> Self:
         self._thread.start()
         assert self._ready.wait(10), "the server thread did not start"
         return self

@@ -71,24 +71,13 @@ def fake_model(url: str, provider: str = "fake") -> Model:
     )
 
 
-class FakeLLM:
+class FakeLLM(ServerThread):
     """Start with ``with FakeLLM() as llm:``; ``llm.model()`` points a model at it."""
 
     def __init__(self) -> None:
         self.seen: list[Seen] = []
         self._counts: Counter[str] = Counter()
-        self._server = ServerThread(self._reply)
-
-    @property
-    def url(self) -> str:
-        return self._server.url
-
-    def __enter__(self) -> FakeLLM:
-        self._server.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.__exit__(*exc)
+        super().__init__(self._reply)
 
     def model(self, provider: str = "fake") -> Model:
         """An openai-completions model answered by this server."""

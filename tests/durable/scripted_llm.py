@@ -63,25 +63,14 @@ def _reply_for(results: int, body: dict[str, Any]) -> list[bytes]:
     return chunks
 
 
-class ScriptedLLM:
+class ScriptedLLM(ServerThread):
     """``with ScriptedLLM() as llm``: ``llm.url``; ``llm.served_for(prompt)`` counts the
     requests of the run with that first prompt, per turn."""
 
     def __init__(self) -> None:
         self.served: Counter[tuple[str, int]] = Counter()
         self._lock = threading.Lock()
-        self._server = ServerThread(self._reply)
-
-    @property
-    def url(self) -> str:
-        return self._server.url
-
-    def __enter__(self) -> ScriptedLLM:
-        self._server.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.__exit__(*exc)
+        super().__init__(self._reply)
 
     def served_for(self, workflow: str) -> dict[int, int]:
         """Requests served per turn for the run of ``workflow`` (its prompt names it)."""
