@@ -7,7 +7,7 @@ LLM's URL, the workflow id, whether to start the run or only recover it, the kil
 * ``points.log`` — every point the run passed, in order (a run without a kill lists them
   all: the test picks its kill points from it);
 * ``executions.log`` — ``done <call id>`` when a tool finished its work, ``start <call id>``
-  when it began;
+  when it began, ``asked <call id>`` when the approver (``"approver": true``) was asked;
 * ``result.json`` — the run's result, when it ended.
 
 Points: ``model:<n>`` before a model request is sent (``n``: tool results so far),
@@ -29,7 +29,7 @@ from typing import Any
 
 from dbos import DBOS
 
-from tau.agent import Agent, AgentEvent, Approve, agent_tool, dump_agent_message
+from tau.agent import Agent, AgentEvent, Approve, PendingCall, agent_tool, dump_agent_message
 from tau.ai import Model, ToolResultMessage, stream_simple
 from tau.durable import DurableAgent, DurableRunError
 
@@ -89,11 +89,17 @@ def main(config: dict[str, Any]) -> None:
         base_url=config["llm"] + "/v1",
         max_tokens=1024,
     )
+
+    def approver(call: PendingCall) -> Approve:
+        executions.write(f"asked {call.id}\n")
+        return Approve()
+
     agent = Agent(
         model=model,
         tools=[read_note, send_email],
         stream_fn=counted_stream,
         get_api_key=lambda provider: "test-key",
+        approver=approver if config.get("approver") else None,
     )
     durable = DurableAgent(agent, name="crash")
     durable.subscribe(on_event)

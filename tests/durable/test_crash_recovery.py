@@ -145,3 +145,22 @@ def test_killed_while_paused_then_resumed(tmp_path: Path) -> None:
         assert second.returncode == 0, second.stderr[-3000:]
         assert result(logs)["status"] == "completed"
         assert llm.served_for("wf-kill-paused") == TURNS
+
+
+def test_a_live_approvers_answer_is_recorded_not_asked_again(tmp_path: Path) -> None:
+    with ScriptedLLM() as llm:
+        logs = tmp_path / "logs"
+        done = crash_chain(
+            logs,
+            ["tool_inside:call_2b"],  # after send_email was approved and ran
+            database=sqlite(tmp_path / "runs.sqlite"),
+            llm=llm.url,
+            workflow="wf-approver",
+            approval=True,
+            approver=True,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert result(logs)["status"] == "completed"
+        assert llm.served_for("wf-approver") == TURNS
+    ran = executions(logs)
+    assert ran["asked call_2a"] == 1 and ran["done call_2a"] == 1

@@ -26,6 +26,9 @@ A run that pauses (a tool call waiting for approval, an external tool: see
 ``await durable.resume(workflow_id, decisions)``, from this process or any other one running
 the same ``DurableAgent``, continues it.
 
+A live approver (``Agent(approver=...)``) is asked once per call: its answer is a recorded
+step too, so a recovered run does not ask again.
+
 A durable run executes each turn's tool calls one after another, so that its steps are
 recorded in a fixed order; sub-agent tools (``agent.as_tool``) run inside their parent's tool
 step (their own calls are not separate steps, and their pause is not durable).

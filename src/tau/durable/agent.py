@@ -29,7 +29,7 @@ from tau.agent.run_state import split_decisions
 from tau.agent.tools import as_tool_result
 from tau.ai import AssistantMessage, TextContent, UserMessage
 from tau.ai.adapters import dump_content
-from tau.durable.steps import durable_stream_fn, durable_tool
+from tau.durable.steps import durable_approver, durable_stream_fn, durable_tool
 
 __all__ = ["DurableAgent", "DurableRunError"]
 
@@ -82,6 +82,8 @@ class DurableAgent(Generic[OutputT]):
             run.stream_fn = stream_simple
         run.stream_fn = durable_stream_fn(run.stream_fn)
         run.set_tools([durable_tool(tool) for tool in run.state.tools])
+        if run.approver is not None:
+            run.approver = durable_approver(run.approver)
         for listener in self._listeners:
             run.subscribe(listener)
         return run

@@ -8,12 +8,22 @@ into what the agent loop expects (a response stream, a tool result).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import uuid
 from typing import Any
 
 from dbos import DBOS
 
-from tau.agent import AgentTool, AgentToolResult, StreamFn, ToolUpdateCallback
+from tau.agent import (
+    AgentTool,
+    AgentToolResult,
+    Approve,
+    Approver,
+    Deny,
+    PendingCall,
+    StreamFn,
+    ToolUpdateCallback,
+)
 from tau.agent.tools import as_tool_result, run_tool
 from tau.ai import (
     AbortSignal,
@@ -33,7 +43,7 @@ from tau.ai import (
 )
 from tau.ai.adapters import describe_error
 
-__all__ = ["INTERRUPTED_MESSAGE", "durable_stream_fn", "durable_tool"]
+__all__ = ["INTERRUPTED_MESSAGE", "durable_approver", "durable_stream_fn", "durable_tool"]
 
 INCARNATION = uuid.uuid4().hex
 """This process's identity: a tool-start marker recorded by another process means a crash."""
@@ -208,3 +218,37 @@ def _jsonable(value: Any) -> Any:
     from pydantic_core import to_jsonable_python
 
     return to_jsonable_python(value, fallback=repr)
+
+
+# --------------------------------------------------------------------------- approvals
+
+
+def durable_approver(approver: Approver) -> Approver:
+    """``approver`` with each answer a DBOS step: a replayed run gets the answer the person
+    gave, instead of asking again (and maybe hearing something else)."""
+
+    async def decide(call: PendingCall) -> Approve | Deny | bool | None:
+        async def ask() -> Any:
+            answer = approver(call)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if isinstance(answer, Approve):
+                return {"kind": "approve", "arguments": answer.arguments}
+            if isinstance(answer, Deny):
+                return {"kind": "deny", "reason": answer.reason}
+            if answer is None or isinstance(answer, bool):
+                return answer
+            raise TypeError(
+                f"the approver must return Approve, Deny, True, False or None, not "
+                f"{type(answer).__name__}"
+            )
+
+        recorded = await DBOS.run_step_async(_step(f"tau.approval.{call.tool_name}"), ask)
+        if isinstance(recorded, dict):
+            if recorded["kind"] == "approve":
+                return Approve(arguments=recorded["arguments"])
+            return Deny(recorded["reason"])
+        answer: bool | None = recorded
+        return answer
+
+    return decide
