@@ -14,6 +14,7 @@ from tau.agent import (
     AgentEvent,
     Approve,
     Deny,
+    PendingCall,
     RunState,
     ToolExecutionUpdateEvent,
     UsageLimits,
@@ -166,3 +167,22 @@ async def test_a_paused_sub_agent_pauses_the_parent_and_resumes_as_one_state() -
     denied = await lead2.resume(RunState.from_json(text_state), {"w1": Deny("not allowed")})
     assert denied.text == "lead: capital is not allowed"
     assert len(faux_calls(lead_model)) == 3
+
+
+async def test_the_parents_live_approver_decides_the_sub_agents_calls() -> None:
+    asked: list[str] = []
+
+    def approver(call: PendingCall) -> bool:
+        asked.append(f"{call.tool_name}:{call.arguments['q']}")
+        return True
+
+    sub, looked = worker(approval=True)
+    lead = Agent(
+        model=faux_model(lead_script),
+        tools=[sub.as_tool("research", "Research")],
+        approver=approver,
+    )
+    result = await lead.prompt("What is the capital?")
+    assert result.status == "completed"
+    assert result.text == "lead: capital is Paris"
+    assert asked == ["lookup:capital"] and looked == ["capital"]

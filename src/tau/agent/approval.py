@@ -25,6 +25,7 @@ The run's side of it: :mod:`tau.agent.approval_gate`; what a paused run keeps:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -38,6 +39,7 @@ __all__ = [
     "PendingCall",
     "PendingKind",
     "ToolResult",
+    "current_approver",
 ]
 
 DENIED_MESSAGE = "The user denied this tool call."
@@ -97,3 +99,8 @@ ApprovalRequirement: TypeAlias = bool | Callable[[PendingCall], "bool | Awaitabl
 Approver: TypeAlias = Callable[[PendingCall], "Approve | Deny | bool | Awaitable[Any] | None"]
 """``Agent(approver=...)``: decides a call that needs approval while the run waits. True or
 :class:`Approve` runs it, False or :class:`Deny` refuses it, None pauses the run."""
+
+
+current_approver: ContextVar[Approver | None] = ContextVar("tau_current_approver", default=None)
+"""The approver of the run whose code is running (its tools see it): a sub-agent without an
+approver of its own asks this one."""

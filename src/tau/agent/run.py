@@ -57,6 +57,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, cast
 
+from tau.agent.approval import current_approver
 from tau.agent.events import (
     AgentEndEvent,
     AgentEvent,
@@ -224,6 +225,7 @@ class AgentRun:
         remove_abort = self.signal.add_callback(self._on_abort_threadsafe)
         # Current while the run runs: the tasks of its tools (sub-agents) see it.
         guard_token = current_guard.set(self.guard)
+        approver_token = current_approver.set(self.config.approver)
         try:
             try:
                 await self.emit(AgentStartEvent())
@@ -236,6 +238,7 @@ class AgentRun:
             except Exception as exc:
                 await self.fail(exc)
         finally:
+            current_approver.reset(approver_token)
             current_guard.reset(guard_token)
             remove_abort()
             if self.abort_timer is not None:

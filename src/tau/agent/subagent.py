@@ -14,7 +14,7 @@ call's ``task``. While it runs:
 * its usage counts in the parent run's :class:`~tau.agent.RunUsage` as it happens, and the
   parent's :class:`~tau.agent.UsageLimits` bound it (the sub-agent's own limits apply when the
   parent has none);
-* aborting the parent aborts it;
+* aborting the parent aborts it; without an approver of its own it uses the parent's;
 * its typed output is the tool's result (as JSON, and as the result's details), else its
   final text; a failed sub-run is an error result saying why;
 * if it pauses (a call waiting for approval, an external tool), the parent pauses too: the
@@ -29,7 +29,7 @@ from typing import Any, Protocol, TypedDict
 
 from pydantic import BaseModel
 
-from tau.agent.approval import ApprovalRequirement, Decision
+from tau.agent.approval import ApprovalRequirement, Decision, current_approver
 from tau.agent.approval_gate import ResumableTool
 from tau.agent.events import AgentEvent, dump_event
 from tau.agent.pausing import resume_agent
@@ -149,6 +149,8 @@ class SubAgentTool(AgentTool, ResumableTool):
         on_update: ToolUpdateCallback,
     ) -> Any:
         run = self.agent.fork()
+        if run.approver is None:  # the parent's live approver decides for it too
+            run.approver = current_approver.get()
         guard = current_guard.get()
         if guard is not None:
             # One budget: the sub-run adds to the parent's totals, under the parent's limits.
