@@ -25,7 +25,8 @@ from tau.agent.tool_batch import ABORTED_TOOL_MESSAGE as _ABORTED_TOOL_MESSAGE
 from tau.agent.tool_batch import BLOCKED_MESSAGE as _BLOCKED_MESSAGE
 from tau.agent.tool_batch import SKIPPED_MESSAGE as _SKIPPED_MESSAGE
 from tau.agent.types import AgentContext, AgentEventSink, AgentLoopConfig, StreamFn
-from tau.ai import AbortSignal, AssistantMessage, EventStream
+from tau.ai import AbortSignal, AssistantMessage
+from tau.ai.adapters import EventStream
 
 __all__ = [
     "AgentError",
