@@ -18,8 +18,9 @@ module ``b``:
   ``if TYPE_CHECKING:`` (two modules that name each other's types know each other: the loop
   is in the design even where it never runs);
 * ``from package import name`` where ``package.name`` is a module: an edge to that module;
-* a load by name: ``importlib.import_module("b")``, and any string constant that is exactly
-  the dotted name of a tau module (the tables that lazy faces and registries load from).
+* a load by name: ``importlib.import_module("b")``, and any string constant that names a tau
+  module (the tables that lazy faces and registries load from), in an entry point's form too:
+  ``"b"``, ``"b:ATTR"``, ``"b [extra]"``.
 
 A package's own ``__init__`` is not an edge of its submodules (Python runs it first either way;
 counting it would make every face that re-exports its modules a loop).
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,6 +71,10 @@ LONG_FILES = {
 }
 
 
+# A module named in a string: "tau.x.y", "tau.x.y:ATTR", "tau.x.y:ATTR [extra]".
+BY_NAME = re.compile(r"(tau(?:\.\w+)*)(?::[\w.]+)?(?: \[[\w, -]+\])?")
+
+
 def _module_name(path: Path, root: Path) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -102,8 +108,10 @@ def _edges(module: str, path: Path, known: dict[str, Path]) -> set[str]:
                 submodule = f"{source}.{alias.name}"
                 found.add(submodule if submodule in known else source)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            # A load by name: import_module("tau.x") or a lazy table's "tau.x".
-            found.add(node.value)
+            # A load by name: import_module("tau.x"), a lazy table's or a registry's "tau.x".
+            named = BY_NAME.fullmatch(node.value)
+            if named:
+                found.add(named.group(1))
     # Parents are not edges (Python runs a package's __init__ before its modules).
     parents = {module.rsplit(".", n)[0] for n in range(1, module.count(".") + 1)}
     return {name for name in found if name in known and name != module and name not in parents}
@@ -264,7 +272,8 @@ def test_the_cycle_rule_sees_lazy_and_by_name_loads(tmp_path: Path) -> None:
     _write(tmp_path, "tau.a.two", "from tau.a import one\n")
     _write(tmp_path, "tau.b.one", "import importlib\nimportlib.import_module('tau.b.two')\n")
     _write(tmp_path, "tau.b.two", "from tau.b.one import x\n")
-    _write(tmp_path, "tau.c.one", "_LAZY = {'name': 'tau.c.two'}\n")
+    _write(tmp_path, "tau.c.one", "_LAZY = {'name': 'tau.c.two', 'x': 'tau.c.three:X [extra]'}\n")
+    _write(tmp_path, "tau.c.three", "import tau.c.one\n")
     _write(tmp_path, "tau.c.two", "import tau.c.one\n")
     _write(
         tmp_path,
@@ -278,7 +287,7 @@ def test_the_cycle_rule_sees_lazy_and_by_name_loads(tmp_path: Path) -> None:
     assert sorted(sorted(c) for c in cycles(import_graph(tmp_path))) == [
         ["tau.a.one", "tau.a.two"],
         ["tau.b.one", "tau.b.two"],
-        ["tau.c.one", "tau.c.two"],
+        ["tau.c.one", "tau.c.three", "tau.c.two"],
         ["tau.d.one", "tau.d.two"],
     ]
 
