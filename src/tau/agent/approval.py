@@ -74,6 +74,7 @@ Decision: TypeAlias = Approve | Deny | ToolResult
 """What :meth:`~tau.agent.Agent.resume` takes for each pending call."""
 
 PendingKind: TypeAlias = Literal["approval", "external"]
+"""Why a call waits: ``approval`` (Approve or Deny it) or ``external`` (the caller runs it)."""
 
 
 @dataclass(frozen=True, slots=True)

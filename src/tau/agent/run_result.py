@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from tau.agent.usage import RunUsage
 
 RunStatus: TypeAlias = Literal["completed", "paused", "error", "aborted"]
+"""How a run ended (:attr:`RunResult.status`): ``paused`` when calls wait for a decision."""
 
 __all__ = ["OutputT", "RunResult", "RunStatus"]
 
