@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tau.cli.batch import BatchAgent, _make_agent, batch_parser
+from tau.cli.batch import BatchAgent, _make_agent
+from tau.cli.main import subcommand_parser
 from tests.cli.conftest import clean_env
 
 COUNT = 40
@@ -233,7 +234,7 @@ def test_ctrl_c_stops_new_items_writes_what_finished_and_a_rerun_completes(tmp_p
 
 
 def parse(*argv: str) -> argparse.Namespace:
-    return batch_parser().parse_args(["in.jsonl", "-o", "out.jsonl", *argv])
+    return subcommand_parser("batch").parse_args(["in.jsonl", "-o", "out.jsonl", *argv])
 
 
 def test_the_agent_factory_carries_the_flags_and_pickles_for_ray(tmp_path: Path) -> None:

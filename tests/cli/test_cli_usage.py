@@ -53,7 +53,7 @@ def test_version(tau: TauRunner) -> None:
 
 
 def test_help_lists_the_tools_that_exist() -> None:
-    from tau.cli.main import DEFAULT_TOOL_NAMES, KNOWN_TOOL_NAMES
+    from tau.cli.flags import DEFAULT_TOOL_NAMES, KNOWN_TOOL_NAMES
     from tau.cli.tools import DEFAULT_TOOLS, tool_names
 
     # `tau --help` names them without importing the tools (start-up time): same lists.

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from tau.agent import AgentTool
     from tau.agent.mcp import MCPServer, MCPTool
 
-__all__ = ["MCPConfigError", "MCPTools", "ServerEntry", "load_servers", "mcp_command"]
+__all__ = ["MCPConfigError", "MCPTools", "ServerEntry", "load_servers", "mcp_list"]
 
 Warn = Callable[[str], None]
 
@@ -280,8 +280,6 @@ class MCPTools:
 
 # --------------------------------------------------------------------------- tau mcp list
 
-USAGE = "usage: tau mcp list [FILE]"
-
 
 async def _list(entries: Sequence[ServerEntry]) -> int:
     _quiet_sdk_logs()
@@ -317,12 +315,8 @@ async def _list(entries: Sequence[ServerEntry]) -> int:
     return 1 if failed else 0
 
 
-def mcp_command(argv: Sequence[str]) -> int:
+def mcp_list(path: Path | None) -> int:
     """``tau mcp list [FILE]``: each server's status and tools (exit 1 if one failed)."""
-    if not argv or argv[0] != "list" or len(argv) > 2:
-        print(f"tau: {USAGE}", file=sys.stderr)
-        return 2
-    path = Path(argv[1]) if len(argv) > 1 else None
     entries = list(read_server_file(path).values()) if path else load_servers(None)
     if not entries:
         where = str(path) if path else f'"mcpServers" in {config_path()}'

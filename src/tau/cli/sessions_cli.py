@@ -1,5 +1,5 @@
 """Sessions on the command line: which one a run uses (``-c``, ``-r``, ``--session``,
-``--no-session``) and ``tau sessions [list|show|export|rm]``.
+``--no-session``, declared in :mod:`tau.cli.flags`) and ``tau sessions [list|show|export|rm]``.
 
 Only ``argparse`` and ``sys`` are imported at module level (``tau --help`` stays fast); the
 session store is imported when a session is looked for, and a file is loaded as messages only
@@ -26,32 +26,6 @@ PICK_LIMIT = 20
 
 class PickCancelled(Exception):
     """The user picked no session at the ``--resume`` prompt."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--session``, ``-c``, ``-r`` and ``--no-session`` (one of them at most)."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument(
-        "--session",
-        metavar="FILE|ID",
-        help="resume or start the session FILE, or resume a saved one by id (`tau sessions`)",
-    )
-    group.add_argument(
-        "-c",
-        "--continue",
-        dest="continue_session",
-        action="store_true",
-        help="continue the last session of this directory",
-    )
-    group.add_argument(
-        "-r",
-        "--resume",
-        action="store_true",
-        help="pick a recent session of this directory to resume",
-    )
-    group.add_argument(
-        "--no-session", action="store_true", help="save nothing (sessions are saved by default)"
-    )
 
 
 def _note(text: str) -> None:
@@ -173,41 +147,6 @@ def pick(cwd: Path) -> Path:
 # --------------------------------------------------------------------------- tau sessions
 
 
-def parser() -> argparse.ArgumentParser:
-    """The parser of ``tau sessions``."""
-    top = argparse.ArgumentParser(
-        prog="tau sessions",
-        description="The saved sessions ($TAU_HOME/sessions, one folder per working directory). "
-        "ID is a session file or the first characters of a session's id. "
-        "With no COMMAND: list (`tau sessions --all` lists every directory's).",
-    )
-    commands = top.add_subparsers(dest="command", metavar="COMMAND")
-    listing = commands.add_parser(
-        "list", help="recent sessions (the default)", description="List the recent sessions."
-    )
-    listing.add_argument("--all", action="store_true", help="of every directory, not only this")
-    listing.add_argument("-n", type=int, default=30, metavar="N", help="at most N (default 30)")
-    show = commands.add_parser(
-        "show", help="print a session as Markdown", description="Print a session as Markdown."
-    )
-    show.add_argument("id", metavar="ID")
-    export = commands.add_parser(
-        "export",
-        help="write a session as HTML or Markdown",
-        description="Write a session as a self-contained HTML page (or Markdown).",
-    )
-    export.add_argument("id", metavar="ID")
-    kind = export.add_mutually_exclusive_group()
-    kind.add_argument("--html", action="store_true", help="HTML (the default)")
-    kind.add_argument("--md", action="store_true", help="Markdown")
-    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
-    remove = commands.add_parser(
-        "rm", help="delete a session file", description="Delete a saved session file."
-    )
-    remove.add_argument("id", metavar="ID")
-    return top
-
-
 def _load(reference: str, cwd: Path) -> tuple[Path, list[AgentMessage], str]:
     from tau.cli.session import Session, SessionError
     from tau.cli.session_store import StoreError, find
@@ -220,15 +159,13 @@ def _load(reference: str, cwd: Path) -> tuple[Path, list[AgentMessage], str]:
     return path, list(session.history), f"tau session {session.id[:8]} · {session.model or '-'}"
 
 
-def sessions_command(argv: list[str], cwd: Path) -> int:
-    """``tau sessions ...``; returns the exit status."""
+def sessions_command(args: argparse.Namespace, cwd: Path) -> int:
+    """``tau sessions ...`` with its parsed arguments (declared in :mod:`tau.cli.subcommands`);
+    returns the exit status."""
     from pathlib import Path
 
     from tau.cli.session_store import StoreError, find, recent
 
-    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
-        argv = ["list", *argv]  # `tau sessions --all` lists, as `tau sessions` does
-    args = parser().parse_args(argv)
     command = args.command
     if command == "list":
         everywhere = bool(getattr(args, "all", False))

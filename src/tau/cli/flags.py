@@ -1,0 +1,148 @@
+"""The flags more than one command takes, each declared once, and the checks on their values.
+
+``tau`` (a run) and ``tau batch`` share the model, tools, reasoning and limit flags; a command
+lists the ones it takes (see :mod:`tau.cli.registry`). Only the standard library is imported
+here: ``tau --help`` builds its parser from these declarations.
+"""
+
+from __future__ import annotations
+
+from tau.cli.argtypes import THINKING_LEVELS, positive_int, positive_number
+from tau.cli.errors import UsageError
+from tau.cli.registry import Arg
+
+# Named here so that `tau --help` imports no tool; a test keeps them equal to tau.cli.tools'.
+KNOWN_TOOL_NAMES = ("read", "write", "edit", "bash", "ls", "grep", "find", "weather", "calculator")
+DEFAULT_TOOL_NAMES = ("read", "ls", "grep", "find")
+
+
+def seconds(text: str) -> float:
+    """A positive number of seconds."""
+    return positive_number(text, "a number of seconds")
+
+
+def dollars(text: str) -> float:
+    """A positive amount of US dollars (``0.5`` or ``$0.5``)."""
+    return positive_number(text.removeprefix("$"), "an amount of US dollars")
+
+
+def tool_names(text: str | None, default: tuple[str, ...] | list[str]) -> list[str]:
+    """The tools ``--tools`` names (``default`` without the flag; ``none``: no tool).
+
+    An unknown name is a :class:`~tau.cli.errors.UsageError` listing the known ones.
+    """
+    if text is None:
+        return list(default)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    names = [] if names == ["none"] else names
+    unknown = [n for n in names if n not in KNOWN_TOOL_NAMES]
+    if unknown:
+        raise UsageError(f"unknown tool {unknown[0]!r} (known: {', '.join(KNOWN_TOOL_NAMES)})")
+    return names
+
+
+MODEL = Arg(
+    "model",
+    "provider/id, or an id alone when one provider has it (see `tau models`); "
+    "local/<file.gguf> runs a GGUF",
+    flags=("-m", "--model"),
+)
+SYSTEM = Arg("system", "system prompt (replaces the default)", flags=("--system",))
+TOOLS = Arg(
+    "tools",
+    f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOL_NAMES)}, none for local "
+    f"models; known: {','.join(KNOWN_TOOL_NAMES)})",
+    flags=("--tools",),
+)
+YES = Arg(
+    "yes",
+    "run write/edit/bash and MCP tools without asking",
+    flags=("-y", "--yes"),
+    action="store_true",
+    default=False,
+)
+THINKING = Arg(
+    "thinking",
+    "reasoning level (default: the resumed session's, else off)",
+    flags=("--thinking",),
+    choices=THINKING_LEVELS,
+)
+MAX_TOKENS = Arg(
+    "max_tokens",
+    "cap on output tokens per response",
+    flags=("--max-tokens",),
+    type=positive_int,
+    metavar="N",
+)
+TIMEOUT = Arg(
+    "timeout",
+    "how long to wait for the provider to connect, to start answering, and between two pieces "
+    "of its answer (default: 10 s to connect, 120 s for each of the others)",
+    flags=("--timeout",),
+    type=seconds,
+    metavar="SECONDS",
+)
+OUTPUT_SCHEMA = Arg(
+    "output_schema",
+    "end the run on a value valid under SCHEMA (a JSON Schema file, or module:Model naming a "
+    "pydantic model) and print only that JSON on stdout (with --json: on the agent_end event)",
+    flags=("--output-schema",),
+    metavar="SCHEMA",
+)
+MAX_TURNS = Arg(
+    "max_turns",
+    "stop a run after N model responses (its last tool calls still run)",
+    flags=("--max-turns",),
+    type=positive_int,
+    metavar="N",
+)
+MAX_COST = Arg(
+    "max_cost",
+    "stop a run once it has cost this much, at the catalog's prices",
+    flags=("--max-cost",),
+    type=dollars,
+    metavar="USD",
+)
+FALLBACK = Arg(
+    "fallback",
+    "a model to try when the model fails before answering (repeatable, in order; default: the "
+    'config\'s "fallback" list)',
+    flags=("--fallback",),
+    action="append",
+    metavar="PROVIDER/ID",
+)
+DEBUG = Arg("debug", "show tracebacks", flags=("--debug",), action="store_true", default=False)
+
+# Which session a run uses: one of them at most.
+SESSION = Arg(
+    "session",
+    "resume or start the session FILE, or resume a saved one by id (`tau sessions`)",
+    flags=("--session",),
+    metavar="FILE|ID",
+    group="session",
+)
+CONTINUE = Arg(
+    "continue_session",
+    "continue the last session of this directory",
+    flags=("-c", "--continue"),
+    action="store_true",
+    default=False,
+    group="session",
+)
+RESUME = Arg(
+    "resume",
+    "pick a recent session of this directory to resume",
+    flags=("-r", "--resume"),
+    action="store_true",
+    default=False,
+    group="session",
+)
+NO_SESSION = Arg(
+    "no_session",
+    "save nothing (sessions are saved by default)",
+    flags=("--no-session",),
+    action="store_true",
+    default=False,
+    group="session",
+)
+SESSION_FLAGS = (SESSION, CONTINUE, RESUME, NO_SESSION)
