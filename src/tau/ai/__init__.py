@@ -34,7 +34,7 @@ from tau.ai.entry import (
     stream_simple,
     stream_sync,
 )
-from tau.ai.env_keys import get_env_api_key, require_api_key, resolve_api_key
+from tau.ai.env_keys import get_env_api_key, key_variables, require_api_key, resolve_api_key
 from tau.ai.errors import (
     ABORTED_MESSAGE,
     ProviderConnectionError,
@@ -283,6 +283,7 @@ __all__ = [
     "get_providers",
     "http_observer",
     "is_context_overflow",
+    "key_variables",
     "launch_http",
     "launch_stream",
     "load_context",

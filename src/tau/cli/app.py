@@ -272,10 +272,7 @@ class App:
         check_credentials(model)
         self.agent.set_model(model)
         self.agent.set_system_prompt(self._system_prompt(model))
-        self._record_settings()
-        remembered = remembered_spec(model)
-        if remembered is not None:
-            save_config({"model": remembered})
+        self._record_settings()  # remembered as the default once a run with it succeeds
         return model
 
     def set_thinking(self, level: str) -> None:
@@ -423,8 +420,10 @@ class App:
             await self._auto_compact("threshold", will_retry=False)
         result = await self.agent.prompt(text)
         result = await self._after_run(result)
+        # Only a model that answered becomes the default: one that failed (a fake key, a server
+        # down) would make every later run fail too.
         remembered = remembered_spec(self.model)
-        if remembered is not None:
+        if remembered is not None and result.stop_reason not in ("error", "aborted"):
             save_config({"model": remembered})
         return result
 

