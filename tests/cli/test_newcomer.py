@@ -4,6 +4,7 @@ meets it."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from tau.cli.config import load_config
 from tau.cli.models import ModelChoiceError, choose_model, parse_model
 from tau.cli.tools import Workspace
 from tests.ai.servers import refused_url
-from tests.cli.conftest import TauRunner
+from tests.cli.conftest import TauRunner, clean_env
 
 
 @pytest.fixture
@@ -93,3 +94,38 @@ async def test_only_a_model_whose_run_succeeded_becomes_the_default(
     assert (await working.run("hi")).stop_reason != "error"
     await working.aclose()
     assert load_config()["model"] == "up/m"
+
+
+# --------------------------------------------------------------------------- 10: small edges
+
+
+def _spawn(tmp_path: Path, *args: str) -> Any:
+    """``tau ARGS`` under a pseudo-terminal that cannot redraw (``TERM=dumb``)."""
+    import pexpect
+
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "tau.cli", *args],
+        cwd=str(work),
+        env=clean_env(tmp_path, TERM="dumb"),
+        encoding="utf-8",
+        timeout=20,
+    )
+
+
+def test_a_dumb_terminal_shows_the_prompt_after_the_output(tmp_path: Path) -> None:
+    import pexpect
+
+    child = _spawn(tmp_path, "-m", "faux/echo", "--no-session")
+    child.expect("tau · faux/echo · /help for commands")
+    assert "> " not in child.before  # the banner comes first
+    child.expect("> ")
+    child.sendline("/usage")
+    child.expect("last run: ")
+    assert "> " not in child.before.replace("/usage", "")  # no prompt before the output
+    child.expect("session: ")
+    child.expect("> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)

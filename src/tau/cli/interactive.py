@@ -126,9 +126,12 @@ class PromptSurface:
         return size.columns, size.lines
 
     def print(self, text: str) -> None:
-        """Write ``text`` above the prompt, after what is already queued."""
+        """Write ``text`` above the prompt, after what is already queued (at once when no
+        prompt is shown: the prompt must come after it, even on a terminal that cannot erase)."""
         self._pending.append(text)
-        if len(self._pending) == 1:
+        if self.session is None or not self.session.app.is_running:
+            self._flush()
+        elif len(self._pending) == 1:
             run_in_terminal(self._flush)
 
     def pending(self) -> str:

@@ -60,6 +60,8 @@ class ServerEntry:
     spec: Mapping[str, Any]
     trust: bool
     origin: str
+    disabled: bool = False
+    """Marked ``"disabled": true``: listed by ``tau mcp list``, never started."""
 
     def build(self) -> MCPServer:
         """The (not yet connected) server; raises ValueError for a malformed entry."""
@@ -117,9 +119,8 @@ def _entries(servers: object, origin: str, warn: Warn) -> dict[str, ServerEntry]
         if not isinstance(spec, dict):
             warn(f"MCP server {name!r} in {origin} is not an object; skipped")
             continue
-        if spec.get("disabled") is True:
-            continue
-        entries[name] = ServerEntry(name, spec, spec.get("trust") is True, origin)
+        trust, disabled = spec.get("trust") is True, spec.get("disabled") is True
+        entries[name] = ServerEntry(name, spec, trust, origin, disabled)
     return entries
 
 
@@ -137,15 +138,18 @@ def read_server_file(path: Path, warn: Warn = _warn_to_stderr) -> dict[str, Serv
     return _entries(servers, str(path), warn)
 
 
-def load_servers(path: Path | None, warn: Warn = _warn_to_stderr) -> list[ServerEntry]:
-    """The servers of tau's config file, then those of ``path`` (which win on a shared name)."""
+def load_servers(
+    path: Path | None, warn: Warn = _warn_to_stderr, *, disabled: bool = False
+) -> list[ServerEntry]:
+    """The servers of tau's config file, then those of ``path`` (which win on a shared name);
+    those marked disabled only with ``disabled=True``."""
     entries: dict[str, ServerEntry] = {}
     configured = load_config().get("mcpServers")
     if configured is not None:
         entries.update(_entries(configured, str(config_path()), warn))
     if path is not None:
         entries.update(read_server_file(path, warn))
-    return list(entries.values())
+    return [entry for entry in entries.values() if disabled or not entry.disabled]
 
 
 class MCPTools:
@@ -285,6 +289,9 @@ async def _list(entries: Sequence[ServerEntry]) -> int:
     _quiet_sdk_logs()
     failed = 0
     for entry in entries:
+        if entry.disabled:
+            print(f'{entry.name}: disabled ("disabled": true in {entry.origin})')
+            continue
         try:
             server = entry.build()
         except ValueError as exc:
@@ -317,7 +324,7 @@ async def _list(entries: Sequence[ServerEntry]) -> int:
 
 def mcp_list(path: Path | None) -> int:
     """``tau mcp list [FILE]``: each server's status and tools (exit 1 if one failed)."""
-    entries = list(read_server_file(path).values()) if path else load_servers(None)
+    entries = list(read_server_file(path).values()) if path else load_servers(None, disabled=True)
     if not entries:
         where = str(path) if path else f'"mcpServers" in {config_path()}'
         print(f"no MCP servers configured ({where})")

@@ -129,18 +129,23 @@ def pick(cwd: Path) -> Path:
     err = sys.stderr
     err.write("recent sessions of this directory:\n")
     err.write("\n".join(_rows(summaries, True, False, _width(err))) + "\n")
-    err.write(f"resume which? [1-{len(summaries)}, Enter to cancel] ")
-    err.flush()
-    try:
-        answer = sys.stdin.readline()
-    except KeyboardInterrupt:
-        err.write("\n")
-        raise PickCancelled from None
-    answer = answer.strip()
-    if not answer:
-        raise PickCancelled
-    if not answer.isdigit() or not 1 <= int(answer) <= len(summaries):
-        raise UsageError(f"no session number {answer!r} (1 to {len(summaries)})")
+    while True:
+        err.write(f"resume which? [1-{len(summaries)}, Enter to cancel] ")
+        err.flush()
+        try:
+            answer = sys.stdin.readline()
+        except KeyboardInterrupt:
+            err.write("\n")
+            raise PickCancelled from None
+        if not answer:  # end of input: nobody is there to answer again
+            raise PickCancelled
+        answer = answer.strip()
+        if not answer:
+            raise PickCancelled
+        if answer.isdigit() and 1 <= int(answer) <= len(summaries):
+            break
+        # A typo asks again: the list is still on the screen.
+        err.write(f"no session number {answer!r} (1 to {len(summaries)})\n")
     return summaries[int(answer) - 1].path
 
 
@@ -164,7 +169,7 @@ def sessions_command(args: argparse.Namespace, cwd: Path) -> int:
     returns the exit status."""
     from pathlib import Path
 
-    from tau.cli.session_store import StoreError, find, recent
+    from tau.cli.session_store import StoreError, find, latest, recent
 
     command = args.command
     if command == "list":
@@ -188,7 +193,13 @@ def sessions_command(args: argparse.Namespace, cwd: Path) -> int:
         return EXIT_OK
     from tau.cli.transcript import ExportError, to_html, to_markdown, write_export
 
-    path, messages, title = _load(args.id, cwd)
+    reference = args.id
+    if reference is None:  # `tau sessions show`: this directory's latest session
+        last = latest(cwd)
+        if last is None:
+            raise UsageError("no saved session in this directory (`tau sessions list --all`)")
+        reference = str(last)
+    path, messages, title = _load(reference, cwd)
     if command == "show":
         sys.stdout.write(to_markdown(messages, title))
         return EXIT_OK

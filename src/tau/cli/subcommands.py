@@ -78,7 +78,10 @@ SESSIONS: Command[SubcommandHandler] = Command(
             description="List the recent sessions.",
         ),
         Command(
-            "show", "print a session as Markdown", _sessions, args=(_SESSION_ID,), description=None
+            "show",
+            "print a session as Markdown (default: this directory's latest)",
+            _sessions,
+            args=(Arg("id", metavar="ID", nargs="?"),),
         ),
         Command(
             "export",
