@@ -129,3 +129,18 @@ def test_a_dumb_terminal_shows_the_prompt_after_the_output(tmp_path: Path) -> No
     child.expect("> ")
     child.sendline("/exit")
     child.expect(pexpect.EOF)
+
+
+# --------------------------------------------------------------------------- 9: tool names
+
+
+def test_tau_tools_names_each_tool_both_ways(tau: TauRunner) -> None:
+    done = tau("tools")
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines()[1:]}
+    assert rows["calculator"] == "calculate" and rows["weather"] == "get_weather"
+    assert rows["read"] == "read"
+    assert "when named, asks first" in next(
+        line for line in done.stdout.splitlines() if line.startswith("bash")
+    )
+    assert "`tau tools` lists them" in " ".join(tau("--help").stdout.split())

@@ -51,7 +51,8 @@ SYSTEM = Arg("system", "system prompt (replaces the default)", flags=("--system"
 TOOLS = Arg(
     "tools",
     f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOL_NAMES)}, none for local "
-    f"models; known: {','.join(KNOWN_TOOL_NAMES)})",
+    f"models; known: {','.join(KNOWN_TOOL_NAMES)}; `tau tools` lists them with the names the "
+    "model calls them by)",
     flags=("--tools",),
 )
 YES = Arg(

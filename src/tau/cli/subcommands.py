@@ -1,4 +1,4 @@
-"""The built-in subcommands of ``tau``: ``models``, ``sessions``, ``mcp`` and ``batch``.
+"""The built-in subcommands of ``tau``: ``models``, ``sessions``, ``mcp``, ``tools`` and ``batch``.
 
 Each is one :class:`~tau.cli.registry.Command` (its arguments, help and handler) added to
 :data:`~tau.cli.registry.SUBCOMMANDS`; ``tau --help``, ``tau help COMMAND`` and the parser read
@@ -145,6 +145,33 @@ MCP: Command[SubcommandHandler] = Command(
 )
 
 
+def _tools(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tau.cli.tools import DEFAULT_TOOLS, MUTATING_TOOLS, Workspace, build_tools, tool_names
+
+    names = tool_names()
+    tools = build_tools(names, Workspace(Path.cwd().resolve()))
+    print(f"{'--tools':<12}{'the model calls it':<20}{'when':<24}what it does")
+    for name, tool in zip(names, tools, strict=True):
+        when = "default" if name in DEFAULT_TOOLS else "when named"
+        if name in MUTATING_TOOLS:
+            when += ", asks first"
+        summary = (tool.description or tool.label).strip().splitlines()
+        print(f"{name:<12}{tool.name:<20}{when:<24}{summary[0] if summary else ''}")
+    return 0
+
+
+TOOLS_COMMAND: Command[SubcommandHandler] = Command(
+    "tools",
+    "the tools --tools takes, and the name the model calls each by",
+    _tools,
+    description="List the tools: the name --tools takes, the name the model calls it by, "
+    "whether it is on by default (not for local models) and whether it asks before it runs "
+    "(unless --yes).",
+)
+
+
 def _batch(args: argparse.Namespace) -> int:
     from tau.cli.batch import batch_command
 
@@ -262,7 +289,7 @@ BATCH: Command[SubcommandHandler] = Command(
     "130 interrupted.",
 )
 
-BUILTIN: tuple[Command[SubcommandHandler], ...] = (MODELS, SESSIONS, MCP, BATCH)
+BUILTIN: tuple[Command[SubcommandHandler], ...] = (MODELS, SESSIONS, MCP, TOOLS_COMMAND, BATCH)
 """The built-in subcommands, in the order ``tau --help`` lists them."""
 for _command in BUILTIN:
     SUBCOMMANDS.add(_command)
