@@ -144,3 +144,23 @@ def test_tau_tools_names_each_tool_both_ways(tau: TauRunner) -> None:
         line for line in done.stdout.splitlines() if line.startswith("bash")
     )
     assert "`tau tools` lists them" in " ".join(tau("--help").stdout.split())
+
+
+# --------------------------------------------------------------------------- 8: tau models
+
+
+def test_tau_models_searches_and_speaks_json(tau: TauRunner) -> None:
+    found = tau("models", "SONNET-4-5", ANTHROPIC_API_KEY="sk-test")
+    assert found.returncode == 0, found.stderr
+    rows = [line.split("\t") for line in found.stdout.splitlines()[2:]]
+    assert rows and all("sonnet-4-5" in (r[0] + r[1]).lower().replace(" ", "-") for r in rows)
+    (anthropic,) = [r for r in rows if r[0] == "anthropic/claude-sonnet-4-5"]
+    # The columns a model is picked by: context, price in/out, reasoning, images, key.
+    assert anthropic[2:] == ["200,000 ctx", "$3/$15 per Mtok", "reasoning", "images", "key"]
+    listing = json.loads(tau("models", "gpt-4o-mini", "--json").stdout)
+    entry = next(m for m in listing if (m["provider"], m["id"]) == ("openai", "gpt-4o-mini"))
+    assert entry["contextWindow"] == 128000 and entry["input"] == ["text", "image"]
+    assert set(entry) >= {"name", "cost", "reasoning", "maxTokens", "key", "source"}
+    assert all("gpt-4o-mini" in m["id"] or "gpt-4o-mini" in m["name"].lower() for m in listing)
+    nothing = tau("models", "no-such-model-anywhere")
+    assert nothing.returncode == 2 and "no model matches 'no-such-model-anywhere'" in nothing.stderr

@@ -32,16 +32,32 @@ __all__ = ["BUILTIN", "SUBCOMMANDS"]
 def _models(args: argparse.Namespace) -> int:
     from tau.cli.models import list_models
 
-    return list_models(args.provider)
+    return list_models(args.search, as_json=args.json)
 
 
 MODELS: Command[SubcommandHandler] = Command(
     "models",
-    "the model catalog and models.json, and which providers have keys",
+    "the models: catalog and models.json, searchable, and which providers have keys",
     _models,
-    args=(Arg("provider", "only this provider's models", nargs="?"),),
-    description="List the model catalog, the providers with an API key in the environment, "
-    "and whether the embedded local model is installed.",
+    args=(
+        Arg(
+            "search",
+            "a provider (its models), or text to find in a model's provider, id or name",
+            nargs="?",
+            metavar="SEARCH",
+        ),
+        Arg(
+            "json",
+            "the models as one JSON list (context, prices, reasoning, input kinds, key)",
+            flags=("--json",),
+            action="store_true",
+            default=False,
+        ),
+    ),
+    description="List the models (provider/id, name, context window, price per million input/"
+    "output tokens, whether it reasons and takes images, and where its key comes from), the "
+    "providers with an API key in the environment, and whether the embedded local model is "
+    "installed.",
 )
 
 
