@@ -164,3 +164,20 @@ def test_tau_models_searches_and_speaks_json(tau: TauRunner) -> None:
     assert all("gpt-4o-mini" in m["id"] or "gpt-4o-mini" in m["name"].lower() for m in listing)
     nothing = tau("models", "no-such-model-anywhere")
     assert nothing.returncode == 2 and "no model matches 'no-such-model-anywhere'" in nothing.stderr
+
+
+# --------------------------------------------------------------------------- 12: session search
+
+
+def test_sessions_are_found_by_the_text_of_their_messages(tau: TauRunner) -> None:
+    assert tau("-m", "faux/echo", "plan the Lighthouse migration").returncode == 0
+    assert tau("-m", "faux/echo", "something else entirely").returncode == 0
+    found = tau("sessions", "list", "--search", "lighthouse")
+    assert found.returncode == 0, found.stderr
+    (row,) = found.stdout.splitlines()
+    assert "plan the Lighthouse migration" in row
+    # The default listing takes the flag too; an answer's text is searched as well.
+    assert len(tau("sessions", "--search", "ELSE ENTIRELY").stdout.splitlines()) == 1
+    none = tau("sessions", "--search", "nowhere to be found")
+    assert none.returncode == 0 and none.stdout == ""
+    assert "no saved session mentions 'nowhere to be found' in this directory" in none.stderr

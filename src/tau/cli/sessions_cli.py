@@ -169,15 +169,18 @@ def sessions_command(args: argparse.Namespace, cwd: Path) -> int:
     returns the exit status."""
     from pathlib import Path
 
-    from tau.cli.session_store import StoreError, find, latest, recent
+    from tau.cli.session_store import StoreError, find, latest, recent, search
 
     command = args.command
     if command == "list":
         everywhere = bool(getattr(args, "all", False))
-        summaries = recent(None if everywhere else cwd, max(1, getattr(args, "n", 30)))
+        where, limit = None if everywhere else cwd, max(1, getattr(args, "n", 30))
+        text = getattr(args, "search", None)
+        summaries = recent(where, limit) if text is None else search(where, text, limit)
         if not summaries:
-            where = "" if everywhere else " in this directory (--all: every directory)"
-            print(f"no saved sessions{where}", file=sys.stderr)
+            what = "no saved sessions" if text is None else f"no saved session mentions {text!r}"
+            place = "" if everywhere else " in this directory (--all: every directory)"
+            print(f"{what}{place}", file=sys.stderr)
             return EXIT_OK
         print("\n".join(_rows(summaries, False, everywhere, _width(sys.stdout))))
         return EXIT_OK

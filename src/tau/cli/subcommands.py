@@ -90,6 +90,12 @@ SESSIONS: Command[SubcommandHandler] = Command(
                     default=False,
                 ),
                 Arg("n", "at most N (default 30)", flags=("-n",), type=positive_int, default=30),
+                Arg(
+                    "search",
+                    "only sessions whose messages contain TEXT (case ignored)",
+                    flags=("--search",),
+                    metavar="TEXT",
+                ),
             ),
             description="List the recent sessions.",
         ),
