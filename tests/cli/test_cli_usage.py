@@ -25,7 +25,7 @@ def test_every_subcommand_has_help(tau: TauRunner) -> None:
     assert "--version" in top.stdout and "tau models" in top.stdout
     models = tau("models", "--help")
     assert models.returncode == 0, models.stderr
-    assert models.stdout.startswith("usage: tau models [-h] [provider]")
+    assert models.stdout.startswith("usage: tau models [-h] [--json] [SEARCH]")
     assert "unknown provider" not in models.stdout + models.stderr
     short = tau("models", "-h")
     assert (short.returncode, short.stdout) == (0, models.stdout)

@@ -181,3 +181,37 @@ def test_sessions_are_found_by_the_text_of_their_messages(tau: TauRunner) -> Non
     none = tau("sessions", "--search", "nowhere to be found")
     assert none.returncode == 0 and none.stdout == ""
     assert "no saved session mentions 'nowhere to be found' in this directory" in none.stderr
+
+
+# --------------------------------------------------------------------------- 11: any option
+
+
+def test_temperature_and_any_provider_option_are_checked(tau: TauRunner) -> None:
+    done = tau("-m", "faux/echo", "--temperature", "0.2", "-o", "max_retries=0", "hi")
+    assert done.returncode == 0, done.stderr
+    typo = tau("-m", "faux/echo", "-o", "temprature=0.2", "hi")
+    assert typo.returncode == 2
+    assert "-o temprature: faux takes no option 'temprature'; did you mean temperature?" in (
+        typo.stderr
+    )
+    assert tau("-m", "faux/echo", "-o", "nothing", "hi").returncode == 2
+    assert tau("-m", "faux/echo", "--temperature", "-1", "hi").returncode == 2
+
+
+async def test_options_from_the_flags_reach_the_provider(home: Path, tmp_path: Path) -> None:
+    from tau.ai.providers.faux import faux_calls
+    from tau.cli.main import run_parser
+    from tau.cli.run_settings import stream_options
+
+    flags = ["--temperature", "0.5", "-o", "max_retries=2", "-o", 'metadata={"a": 1}']
+    args = run_parser().parse_args(flags)
+    model = parse_model("faux/echo")
+    options = stream_options(args, model)
+    assert options == {"temperature": 0.5, "max_retries": 2, "metadata": {"a": 1}}
+    settings = Settings(model=model, tool_names=[], workspace=Workspace(tmp_path))
+    settings.extra_options = options
+    app = App(settings, None)
+    await app.run("hi")
+    await app.aclose()
+    _, sent = faux_calls(model)[-1]
+    assert (sent["temperature"], sent["max_retries"], sent["metadata"]) == (0.5, 2, {"a": 1})

@@ -108,12 +108,11 @@ def _output_type(spec: str | None) -> Any:
 
 def _make_agent(args: argparse.Namespace) -> BatchAgent:
     from tau.cli.models import check_credentials, choose_model, model_spec
+    from tau.cli.run_settings import stream_options
 
     model = choose_model(args.model)
     check_credentials(model)
-    options: dict[str, Any] = {}
-    if args.max_tokens is not None:
-        options["max_tokens"] = args.max_tokens
+    options = stream_options(args, model)
     limits: dict[str, Any] = {}
     if args.max_cost_per_item is not None:
         limits["max_cost"] = args.max_cost_per_item

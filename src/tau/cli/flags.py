@@ -7,7 +7,9 @@ here: ``tau --help`` builds its parser from these declarations.
 
 from __future__ import annotations
 
-from tau.cli.argtypes import THINKING_LEVELS, positive_int, positive_number
+from typing import Any
+
+from tau.cli.argtypes import THINKING_LEVELS, non_negative_number, positive_int, positive_number
 from tau.cli.errors import UsageError
 from tau.cli.registry import Arg
 
@@ -24,6 +26,26 @@ def seconds(text: str) -> float:
 def dollars(text: str) -> float:
     """A positive amount of US dollars (``0.5`` or ``$0.5``)."""
     return positive_number(text.removeprefix("$"), "an amount of US dollars")
+
+
+def temperature(text: str) -> float:
+    """A sampling temperature: a number of 0 or more."""
+    return non_negative_number(text, "a temperature")
+
+
+def option_pair(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` of ``-o``: the value as JSON when it parses (``0.9``, ``true``,
+    ``{"a": 1}``), else as the text itself."""
+    import json
+
+    key, equals, value = text.partition("=")
+    key = key.strip()
+    if not equals or not key:
+        raise UsageError(f"-o {text!r}: give KEY=VALUE")
+    try:
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
 
 
 def tool_names(text: str | None, default: tuple[str, ...] | list[str]) -> list[str]:
@@ -111,6 +133,22 @@ FALLBACK = Arg(
     flags=("--fallback",),
     action="append",
     metavar="PROVIDER/ID",
+)
+TEMPERATURE = Arg(
+    "temperature",
+    "sampling temperature (0: the most likely tokens; higher: more varied)",
+    flags=("--temperature",),
+    type=temperature,
+    metavar="T",
+)
+OPTION = Arg(
+    "options",
+    "set any option of the model's provider (repeatable; VALUE is read as JSON when it parses, "
+    "else as text), e.g. -o top_p=0.9; checked against the provider's options",
+    flags=("-o", "--option"),
+    action="append",
+    default=[],
+    metavar="KEY=VALUE",
 )
 DEBUG = Arg("debug", "show tracebacks", flags=("--debug",), action="store_true", default=False)
 

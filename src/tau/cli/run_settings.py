@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from tau.cli.argtypes import THINKING_LEVELS
 from tau.cli.errors import UsageError
-from tau.cli.flags import DEFAULT_TOOL_NAMES, tool_names
+from tau.cli.flags import DEFAULT_TOOL_NAMES, option_pair, tool_names
 from tau.cli.input_text import clean_text
 from tau.cli.run_control import fallback_models, usage_limits
 
@@ -37,6 +37,41 @@ def _session_model(entry: dict[str, Any] | None) -> Model | None:
         _warn(f"the session's model {name} cannot be used here ({exc}); using the default")
         return None
     return model
+
+
+def stream_options(args: argparse.Namespace, model: Model) -> dict[str, Any]:
+    """The provider options the flags set (``--max-tokens``, ``--timeout``, ``--temperature``,
+    ``-o KEY=VALUE``), each key checked against what ``model``'s provider takes (an unknown one
+    is a :class:`UsageError` naming the close matches)."""
+    options: dict[str, Any] = {}
+    for key, flag in (("max_tokens", "max_tokens"), ("timeout", "timeout")):
+        if getattr(args, flag, None) is not None:
+            options[key] = getattr(args, flag)
+    if args.temperature is not None:
+        options["temperature"] = args.temperature
+    for text in args.options:
+        key, value = option_pair(text)
+        options[key] = value
+    if args.options or args.temperature is not None:
+        _check_option_keys(model, options)
+    return options
+
+
+def _check_option_keys(model: Model, options: dict[str, Any]) -> None:
+    import difflib
+
+    from tau.ai import get_api_provider
+
+    provider = get_api_provider(model.api)
+    # No adapter (the run will say so), or one registered without its options type: any key.
+    known = provider.simple_option_keys if provider is not None else None
+    if known is None:
+        return
+    for key in options:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UsageError(f"-o {key}: {model.api} takes no option {key!r}{hint}")
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -74,11 +109,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     default = () if model.provider == LOCAL_PROVIDER else DEFAULT_TOOL_NAMES
     names = tool_names(args.tools, default)
     workspace = Workspace(cwd, tuple(Path(p).expanduser().resolve() for p in args.allow_path))
-    options: dict[str, Any] = {}
-    if args.max_tokens is not None:
-        options["max_tokens"] = args.max_tokens
-    if args.timeout is not None:
-        options["timeout"] = args.timeout
+    options = stream_options(args, model)
     return Settings(
         model=model,
         tool_names=names,

@@ -16,9 +16,12 @@ from tau.cli.flags import (
     MAX_TOKENS,
     MAX_TURNS,
     MODEL,
+    OPTION,
     OUTPUT_SCHEMA,
     SYSTEM,
+    TEMPERATURE,
     THINKING,
+    TIMEOUT,
     TOOLS,
     YES,
     dollars,
@@ -222,6 +225,9 @@ BATCH: Command[SubcommandHandler] = Command(
         YES.but(help="let write/edit/bash run without asking"),
         THINKING.but(default="off", help="reasoning level"),
         MAX_TOKENS,
+        TEMPERATURE,
+        OPTION.but(flags=("--option",)),  # -o is the output file here
+        TIMEOUT,
         Arg(
             "concurrency",
             "items in flight at once (with --ray: in each worker; default 16)",
