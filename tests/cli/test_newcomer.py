@@ -4,6 +4,7 @@ meets it."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -215,3 +216,47 @@ async def test_options_from_the_flags_reach_the_provider(home: Path, tmp_path: P
     await app.aclose()
     _, sent = faux_calls(model)[-1]
     assert (sent["temperature"], sent["max_retries"], sent["metadata"]) == (0.5, 2, {"a": 1})
+
+
+# --------------------------------------------------------------------------- 3: too large
+
+
+def test_a_prompt_over_the_window_fails_before_any_call_in_one_line(
+    tau: TauRunner, tmp_path: Path
+) -> None:
+    home = tmp_path / "tau-home"
+    home.mkdir(exist_ok=True)
+    small = {
+        "api": "faux",
+        "baseUrl": "faux://small",
+        "models": [{"id": "m", "contextWindow": 8192}],
+    }
+    (home / "models.json").write_text(json.dumps({"providers": {"small": small}}))
+    done = tau("-m", "small/m", "Summarise this", input="word " * 30_000)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    # One line (no compaction notice): its size (about 150,000 characters, 4 a token), the
+    # window, what to do.
+    assert re.fullmatch(
+        r"tau: error: the prompt is about 37,5\d\d tokens, more than the 8,192-token context "
+        r"window of small/m: use a model with a larger window \(-m\), or attach less\n",
+        done.stderr,
+    ), done.stderr
+
+
+# --------------------------------------------------------------------------- 2: unread files
+
+
+def test_a_file_named_without_a_read_tool_gets_a_note(tau: TauRunner, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "README.md").write_text("# A project\n")
+    done = tau("-m", "faux/echo", "--tools", "none", "Summarise README.md.")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        "tau: note: README.md is a file here, but the model has no read tool: write @README.md "
+        "to send it with the prompt (or give --tools read)\n"
+    )
+    # With the read tool, or with the file attached, nothing to say.
+    assert tau("-m", "faux/echo", "Summarise README.md").stderr == ""
+    assert "no read tool" not in tau("-m", "faux/echo", "--tools", "none", "Sum @README.md").stderr

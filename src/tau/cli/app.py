@@ -416,7 +416,17 @@ class App:
         """One prompt (text, or a message with attachments), until the agent is idle,
         compacting the context when it must."""
         message = UserMessage(text) if isinstance(text, str) else text
-        if self._over_threshold(estimate_tokens(message)):
+        tokens, window = estimate_tokens(message), self.model.context_window
+        if window and tokens > window:
+            # No compaction can make room for the prompt itself: fail before any call.
+            return RunResult(
+                messages=[],
+                final_message=None,
+                error=f"the prompt is about {tokens:,} tokens, more than the {window:,}-token "
+                f"context window of {model_spec(self.model)}: use a model with a larger window "
+                "(-m), or attach less",
+            )
+        if self._over_threshold(tokens):
             await self._auto_compact("threshold", will_retry=False)
         result = await self.agent.prompt(text)
         result = await self._after_run(result)

@@ -7,6 +7,8 @@ a note), so that the request, the output and the session file never meet a lone 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tau.cli.errors import UsageError
@@ -91,6 +93,31 @@ def one_shot_prompt(parts: tuple[str, str], files: list[str], settings: Settings
         )
     except AttachmentError as exc:
         raise UsageError(str(exc)) from None
-    for line in notes:
+    for line in [*notes, *unread_files(typed, settings.workspace.cwd, settings.tool_names)]:
         note(line)
     return prompt
+
+
+_WORD_EDGES = "\"'`()[]{}<>,;:!?"
+
+
+def unread_files(text: str, cwd: Path, tool_names: Sequence[str]) -> list[str]:
+    """Notes for the files ``text`` names (``README.md``, not ``@README.md``) when the model
+    has no ``read`` tool: it would guess at them instead of reading them."""
+    if "read" in tool_names:
+        return []
+    notes: list[str] = []
+    for word in text.split():
+        name = word.strip(_WORD_EDGES).rstrip(".")
+        if not name or name.startswith("@") or ("." not in name and "/" not in name):
+            continue
+        try:
+            found = (cwd / name).is_file()
+        except (OSError, ValueError):
+            found = False
+        if found and name not in [n.split(" ", 1)[0] for n in notes]:
+            notes.append(
+                f"{name} is a file here, but the model has no read tool: write @{name} to send "
+                "it with the prompt (or give --tools read)"
+            )
+    return notes

@@ -53,7 +53,7 @@ from tau.cli.commands import CommandContext, run_command
 from tau.cli.completion import TauCompleter
 from tau.cli.config import tau_home
 from tau.cli.display import TerminalRenderer, collapse, console_for
-from tau.cli.input_text import clean_text
+from tau.cli.input_text import clean_text, unread_files
 from tau.cli.registry import SLASH_COMMANDS, Arg, Command, Registry, UnknownCommandError
 from tau.cli.render import Renderer, RunStats, is_fancy_terminal
 
@@ -420,7 +420,8 @@ class Repl:
         else:
             self._echo(message, PROMPT)
             self.run = asyncio.create_task(self._run(prompt))
-        for note in notes:
+        settings = self.app.settings
+        for note in [*notes, *unread_files(message, settings.workspace.cwd, settings.tool_names)]:
             self._notice(f"tau: note: {note}")
 
     async def _command(self, line: str) -> None:
