@@ -25,6 +25,11 @@ Commands:
 * ``compact {customInstructions?}``: answered with the compaction's result.
 * ``new_session``; also ``get_messages``, ``get_last_assistant_text``, ``get_session_stats``
   and ``export_html {outputPath?}``.
+* ``get_commands``: every command with its fields as JSON Schema.
+
+Each command is declared once in :data:`~tau.cli.registry.RPC_COMMANDS` (name, help, fields,
+handler): its fields are checked from that declaration before the handler runs, and
+``get_commands`` serves the same declarations.
 
 Tools that change files or run commands need ``--yes``: nobody is there to be asked.
 """
