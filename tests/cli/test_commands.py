@@ -28,3 +28,14 @@ def test_help_lists_every_command_with_its_usage() -> None:
     # The usage comes from the declared argument: choices, a metavar, optional in brackets.
     assert any(line.strip().startswith("/thinking [off|minimal|") for line in lines)
     assert any(line.strip().startswith("/model [PROVIDER/ID]") for line in lines)
+
+
+def test_the_old_names_still_work_with_a_deprecation_warning() -> None:
+    from tau.cli import commands
+
+    with pytest.warns(DeprecationWarning, match="use tau.cli.registry.SLASH_COMMANDS"):
+        assert commands.COMMANDS is SLASH_COMMANDS
+    with pytest.warns(DeprecationWarning, match=r"SLASH_COMMANDS\.parse_line"):
+        assert commands.parse_command("/usage")[0].name == "usage"
+    with pytest.warns(DeprecationWarning):
+        assert commands.help_lines() == SLASH_COMMANDS.help_lines()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tau.cli.argtypes import THINKING_LEVELS
 from tau.cli.registry import SLASH_COMMANDS, Arg
@@ -50,6 +50,36 @@ async def run_command(ctx: CommandContext, line: str) -> None:
 
 
 command = SLASH_COMMANDS.command
+"""Declare a slash command: ``@command(name, help, args=[Arg(...)])`` on its handler."""
+
+_MOVED = {
+    "COMMANDS": "SLASH_COMMANDS",
+    "parse_command": "SLASH_COMMANDS.parse_line",
+    "help_lines": "SLASH_COMMANDS.help_lines",
+    "Command": "Command",
+    "UnknownCommandError": "UnknownCommandError",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The names this module had before the command registry: they keep working for one minor
+    # version, from tau.cli.registry.
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    from tau.cli import registry
+
+    new = _MOVED[name]
+    warnings.warn(
+        f"tau.cli.commands.{name} is deprecated: use tau.cli.registry.{new}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    value: Any = registry
+    for part in new.split("."):
+        value = getattr(value, part)
+    return value
 
 
 @command("usage", "tokens, cost, time, turns, requests and tool calls: last run, session")
