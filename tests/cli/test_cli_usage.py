@@ -232,12 +232,13 @@ def test_malformed_faux_scripts_say_what_is_wrong(tau: TauRunner, tmp_path: Path
 @pytest.mark.parametrize("flag", ["--help", "--version"])
 def test_help_and_version_load_no_agent_no_pydantic(flag: str, tmp_path: Path) -> None:
     # Start-up time is measured in benchmarks/bench_startup.py; here, what makes it: parsing
-    # flags must not import the agent, pydantic, asyncio, any provider or the terminal UI.
+    # flags must not import the agent, pydantic, asyncio, any provider or the terminal UI (nor
+    # pathlib or dataclasses: several milliseconds each, and the flags need neither).
     code = (
         "import atexit, sys\n"
         "def report():\n"
         "    heavy = ('pydantic', 'tau.agent', 'tau.ai', 'asyncio', 'httpx2', 'jiter', 'rich',\n"
-        "             'prompt_toolkit')\n"
+        "             'prompt_toolkit', 'pathlib', 'dataclasses')\n"
         "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith(heavy))\n"
         "    sys.stderr.write(repr(loaded))\n"
         "atexit.register(report)\n"

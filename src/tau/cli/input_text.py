@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tau.cli.errors import UsageError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tau.cli.app import Settings
     from tau.cli.attach import Prompt
 
