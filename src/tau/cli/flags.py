@@ -77,13 +77,7 @@ TOOLS = Arg(
     "model calls them by)",
     flags=("--tools",),
 )
-YES = Arg(
-    "yes",
-    "run write/edit/bash and MCP tools without asking",
-    flags=("-y", "--yes"),
-    action="store_true",
-    default=False,
-)
+YES = Arg.switch("yes", "run write/edit/bash and MCP tools without asking", "-y", "--yes")
 THINKING = Arg(
     "thinking",
     "reasoning level (default: the resumed session's, else off)",
@@ -150,7 +144,7 @@ OPTION = Arg(
     default=[],
     metavar="KEY=VALUE",
 )
-DEBUG = Arg("debug", "show tracebacks", flags=("--debug",), action="store_true", default=False)
+DEBUG = Arg.switch("debug", "show tracebacks", "--debug")
 
 # Which session a run uses: one of them at most.
 SESSION = Arg(
@@ -160,28 +154,17 @@ SESSION = Arg(
     metavar="FILE|ID",
     group="session",
 )
-CONTINUE = Arg(
+CONTINUE = Arg.switch(
     "continue_session",
     "continue the last session of this directory",
-    flags=("-c", "--continue"),
-    action="store_true",
-    default=False,
+    "-c",
+    "--continue",
     group="session",
 )
-RESUME = Arg(
-    "resume",
-    "pick a recent session of this directory to resume",
-    flags=("-r", "--resume"),
-    action="store_true",
-    default=False,
-    group="session",
+RESUME = Arg.switch(
+    "resume", "pick a recent session of this directory to resume", "-r", "--resume", group="session"
 )
-NO_SESSION = Arg(
-    "no_session",
-    "save nothing (sessions are saved by default)",
-    flags=("--no-session",),
-    action="store_true",
-    default=False,
-    group="session",
+NO_SESSION = Arg.switch(
+    "no_session", "save nothing (sessions are saved by default)", "--no-session", group="session"
 )
 SESSION_FLAGS = (SESSION, CONTINUE, RESUME, NO_SESSION)

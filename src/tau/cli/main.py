@@ -61,7 +61,7 @@ from tau.cli.flags import (
     YES,
 )
 from tau.cli.input_text import prompt_parts, stdin_is_terminal
-from tau.cli.registry import Arg, Command, UnknownCommandError, build_parser
+from tau.cli.registry import Arg, Command, build_parser
 from tau.cli.subcommands import SUBCOMMANDS
 
 CLI_EXTRA = ("prompt_toolkit", "rich")
@@ -164,13 +164,7 @@ RUN = Command(
         ),
         *SESSION_FLAGS,
         YES,
-        Arg(
-            "json",
-            "print every event as one JSON line",
-            flags=("--json",),
-            action="store_true",
-            default=False,
-        ),
+        Arg.switch("json", "print every event as one JSON line", "--json"),
         Arg(
             "mode",
             "json: as --json; rpc: read JSON commands from stdin, one per line, and write "
@@ -259,10 +253,10 @@ def _dispatch(argv: Sequence[str]) -> int:
     if command is None:
         args = run_parser().parse_args(argv)
         return _run(args)
-    args = build_parser(command, f"tau {command.name}").parse_args(argv[1:])
+    args = subcommand_parser(command.name).parse_args(argv[1:])
     handler = args.handler
     if handler is None:  # a group whose child was not named (argparse requires one)
-        raise UnknownCommandError(f"tau {command.name} needs a command")
+        raise UsageError(f"tau {command.name} needs a command (tau help {command.name})")
     status: int = handler(args)
     return status
 

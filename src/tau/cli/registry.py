@@ -123,6 +123,11 @@ class Arg:
     def __repr__(self) -> str:
         return f"Arg({self.name!r}, flags={self.flags!r})"
 
+    @classmethod
+    def switch(cls, name: str, help: str, *flags: str, group: str | None = None) -> Arg:
+        """An on/off flag (``--json``): False unless given."""
+        return cls(name, help, flags=flags, action="store_true", default=False, group=group)
+
     def but(self, **changes: Any) -> Arg:
         """This argument with another help text or default for one command (``tau batch``'s
         ``--tools`` defaults to none): the flag itself stays declared once."""

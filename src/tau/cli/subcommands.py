@@ -49,12 +49,10 @@ MODELS: Command[SubcommandHandler] = Command(
             nargs="?",
             metavar="SEARCH",
         ),
-        Arg(
+        Arg.switch(
             "json",
             "the models as one JSON list (context, prices, reasoning, input kinds, key)",
-            flags=("--json",),
-            action="store_true",
-            default=False,
+            "--json",
         ),
     ),
     description="List the models (provider/id, name, context window, price per million input/"
@@ -85,13 +83,7 @@ SESSIONS: Command[SubcommandHandler] = Command(
             "recent sessions (the default)",
             _sessions,
             args=(
-                Arg(
-                    "all",
-                    "of every directory, not only this",
-                    flags=("--all",),
-                    action="store_true",
-                    default=False,
-                ),
+                Arg.switch("all", "of every directory, not only this", "--all"),
                 Arg("n", "at most N (default 30)", flags=("-n",), type=positive_int, default=30),
                 Arg(
                     "search",
@@ -114,22 +106,8 @@ SESSIONS: Command[SubcommandHandler] = Command(
             _sessions,
             args=(
                 _SESSION_ID,
-                Arg(
-                    "html",
-                    "HTML (the default)",
-                    flags=("--html",),
-                    action="store_true",
-                    default=False,
-                    group="kind",
-                ),
-                Arg(
-                    "md",
-                    "Markdown",
-                    flags=("--md",),
-                    action="store_true",
-                    default=False,
-                    group="kind",
-                ),
+                Arg.switch("html", "HTML (the default)", "--html", group="kind"),
+                Arg.switch("md", "Markdown", "--md", group="kind"),
                 Arg(
                     "output",
                     "write to FILE (default: stdout)",
@@ -269,20 +247,8 @@ BATCH: Command[SubcommandHandler] = Command(
             default=3,
             metavar="N",
         ),
-        Arg(
-            "no_resume",
-            "start the output afresh instead of resuming it",
-            flags=("--no-resume",),
-            action="store_true",
-            default=False,
-        ),
-        Arg(
-            "transcripts",
-            "put each item's messages in its result",
-            flags=("--transcripts",),
-            action="store_true",
-            default=False,
-        ),
+        Arg.switch("no_resume", "start the output afresh instead of resuming it", "--no-resume"),
+        Arg.switch("transcripts", "put each item's messages in its result", "--transcripts"),
         Arg(
             "grace",
             "how long Ctrl-C waits for running items (default 30)",
