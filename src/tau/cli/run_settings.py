@@ -60,7 +60,7 @@ def stream_options(args: argparse.Namespace, model: Model) -> dict[str, Any]:
 def _check_option_keys(model: Model, options: dict[str, Any]) -> None:
     import difflib
 
-    from tau.ai import get_api_provider
+    from tau.ai.adapters import get_api_provider
 
     provider = get_api_provider(model.api)
     # No adapter (the run will say so), or one registered without its options type: any key.
