@@ -1,0 +1,161 @@
+"""Write ``src/tau/ai/settings_types.py``: the typed settings of every built-in provider.
+
+A provider declares each of its own options once, in its ``options.py``; its settings keys
+are those options under its record's prefix (see :func:`tau.ai.provider.own_setting_key`).
+Type checkers need them written out, so this script writes them from the records:
+
+    python scripts/generate_settings.py          # rewrite the file
+    python scripts/generate_settings.py --check  # exit 1 if it is stale (the tests run this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import re
+import sys
+from pathlib import Path
+from typing import Any, ForwardRef
+
+TARGET = Path(__file__).resolve().parent.parent / "src" / "tau" / "ai" / "settings_types.py"
+
+_STRINGS = re.compile(r"'[^']*'|\"[^\"]*\"")
+_NAMES = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def _class_name(prefix: str) -> str:
+    special = {"openai": "OpenAI", "llama_cpp": "LlamaCpp"}
+    stem = prefix.rstrip("_")
+    return special.get(stem, "".join(part.title() for part in stem.split("_"))) + "Settings"
+
+
+def _annotation(ref: Any, imports: dict[str, str]) -> str:
+    """The annotation's source text, noting where each name in it comes from."""
+    if not isinstance(ref, ForwardRef):
+        raise TypeError(f"expected a string annotation (PEP 563), got {ref!r}")
+    text = ref.__forward_arg__
+    module = sys.modules[ref.__forward_module__ or "builtins"]
+    for name in _NAMES.findall(_STRINGS.sub("", text)):
+        if hasattr(builtins, name) and name != "Literal":
+            continue
+        if name == "Literal":
+            imports[name] = "typing"
+            continue
+        value = getattr(module, name, None)
+        if value is None:
+            raise LookupError(f"{name!r} of {text!r} is not found in {module.__name__}")
+        imports[name] = getattr(value, "__module__", module.__name__)
+        if name not in vars(sys.modules[imports[name]]):
+            imports[name] = module.__name__
+    return text
+
+
+def render() -> str:
+    """The module's text, from the built-in records."""
+    from tau.ai.provider import own_setting_key
+    from tau.ai.registry import builtin_records
+
+    groups: dict[str, dict[str, str]] = {}
+    apis: dict[str, list[str]] = {}
+    imports: dict[str, str] = {}
+    for record in builtin_records():
+        annotations = record.options.__annotations__
+        own = groups.setdefault(record.prefix, {})
+        apis.setdefault(record.prefix, []).append(record.api)
+        for option in sorted(record.own_keys):
+            key = own_setting_key(record.prefix, option)
+            text = _annotation(annotations[option], imports)
+            if own.get(key, text) != text:
+                raise TypeError(f"{key}: {own[key]} in one record, {text} in another")
+            own[key] = text
+    lines = [
+        '"""The typed settings of every built-in provider: GENERATED from the provider records by',
+        "``scripts/generate_settings.py`` (do not edit; a test fails when this file is stale).",
+        "",
+        "Each provider's own options are its settings under its prefix; :class:`Settings` is",
+        "their union with :class:`CommonSettings`. See :mod:`tau.ai.settings`.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import TYPE_CHECKING, TypedDict",
+        "",
+        "from tau.ai.options import SimpleStreamOptions, ToolChoiceOption",
+        "",
+        "if TYPE_CHECKING:",
+    ]
+    by_module: dict[str, list[str]] = {}
+    for name, module in imports.items():
+        by_module.setdefault(module, []).append(name)
+    for module in sorted(by_module):
+        lines.append(f"    from {module} import {', '.join(sorted(by_module[module]))}")
+    names = ["CommonSettings", "Settings"]
+    lines += [
+        "",
+        "",
+        "class CommonSettings(SimpleStreamOptions, ToolChoiceOption, total=False):",
+        '    """The keys every provider reads (one that a provider has no use for is ignored)."""',
+    ]
+    bases = ["CommonSettings"]
+    for prefix in sorted(groups):
+        if not groups[prefix]:
+            continue
+        cls = _class_name(prefix)
+        bases.append(cls)
+        names.append(cls)
+        served = ", ".join(f"``{api}``" for api in apis[prefix])
+        lines += [
+            "",
+            "",
+            f"class {cls}(TypedDict, total=False):",
+            f'    """The own settings of {served} (prefix ``{prefix}``)."""',
+            "",
+        ]
+        lines += [f"    {key}: {text}" for key, text in sorted(groups[prefix].items())]
+    lines += [
+        "",
+        "",
+        f"class Settings({', '.join(bases)}, total=False):",
+        '    """One typed settings object for every provider: the common keys, and each',
+        "    provider's own under its prefix (another provider's are ignored, so one object serves",
+        '    a fallback across providers)."""',
+        "",
+        "",
+        f"__all__ = {sorted(names)!r}",
+        "",
+    ]
+    return _formatted("\n".join(lines).replace("'", '"'))
+
+
+def _formatted(text: str) -> str:
+    # ruff's formatting, so the file is written exactly as `ruff format` keeps it.
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(TARGET), "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the file, or with ``--check`` say whether it is up to date."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
+        if current != text:
+            print(f"{TARGET} is stale: run python scripts/generate_settings.py", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

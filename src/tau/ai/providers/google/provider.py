@@ -1,0 +1,60 @@
+"""The Gemini provider records: ``google-generative-ai`` (the Gemini API) and ``google-vertex``
+(Gemini on Vertex AI), one protocol with two endpoints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.ai.builder import MessageBuilder
+from tau.ai.provider import Provider
+from tau.ai.providers.google import vertex
+from tau.ai.providers.google.decoder import GoogleDecoder
+from tau.ai.providers.google.options import GoogleOptions, GoogleVertexOptions
+from tau.ai.providers.google.request import build_request, simple_thinking, streams_call_arguments
+from tau.ai.types import Context, Model, ThinkingBudgets, ThinkingLevel
+
+__all__ = ["PROVIDER", "VERTEX_PROVIDER", "reasoning"]
+
+
+def decoder(
+    builder: MessageBuilder, model: Model, context: Context, options: GoogleOptions
+) -> GoogleDecoder:
+    """The decoder of one response (both endpoints stream the same chunks)."""
+    return GoogleDecoder(builder)
+
+
+def reasoning(
+    model: Model,
+    options: dict[str, Any],
+    level: ThinkingLevel | None,
+    budgets: ThinkingBudgets | None,
+) -> None:
+    """``thinking`` for the level (off without one), and streamed call arguments where the
+    model has them (:func:`~tau.ai.providers.google.request.streams_call_arguments`)."""
+    options["thinking"] = simple_thinking(model, level, budgets)
+    options["stream_function_call_arguments"] = streams_call_arguments(model)
+
+
+PROVIDER = Provider(
+    api="google-generative-ai",
+    options=GoogleOptions,
+    prefix="google_",
+    env_keys={"google": ("GEMINI_API_KEY",)},
+    build_request=build_request,
+    decoder=decoder,
+    reasoning=reasoning,
+)
+"""The Gemini API (``generativelanguage.googleapis.com``), the key in ``x-goog-api-key``."""
+
+VERTEX_PROVIDER = Provider(
+    api="google-vertex",
+    options=GoogleVertexOptions,
+    prefix="google_",
+    build_request=vertex.build_request,
+    decoder=decoder,
+    authorize=vertex.authorize,
+    credentials=vertex.ambient_key,
+    reasoning=reasoning,
+    extra="vertex",
+)
+"""Gemini on Vertex AI: an API key, or Application Default Credentials (the ``[vertex]`` extra)."""
