@@ -1,7 +1,7 @@
-"""Write ``src/tau/ai/settings_types.py``: the typed settings of every built-in provider.
+"""Write ``src/tau/ai/core/settings_types.py``: the typed settings of every built-in provider.
 
 A provider declares each of its own options once, in its ``options.py``; its settings keys
-are those options under its record's prefix (see :func:`tau.ai.provider.own_setting_key`).
+are those options under its record's prefix (see :func:`tau.ai.lookup.provider.own_setting_key`).
 Type checkers need them written out, so this script writes them from the records:
 
     python scripts/generate_settings.py          # rewrite the file
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, ForwardRef
 
-TARGET = Path(__file__).resolve().parent.parent / "src" / "tau" / "ai" / "settings_types.py"
+TARGET = Path(__file__).resolve().parents[1] / "src" / "tau" / "ai" / "core" / "settings_types.py"
 
 _STRINGS = re.compile(r"'[^']*'|\"[^\"]*\"")
 _NAMES = re.compile(r"\b[A-Za-z_]\w*\b")
@@ -52,8 +52,8 @@ def _annotation(ref: Any, imports: dict[str, str]) -> str:
 
 def render() -> str:
     """The module's text, from the built-in records."""
-    from tau.ai.provider import own_setting_key
-    from tau.ai.registry import builtin_records
+    from tau.ai.lookup.provider import own_setting_key
+    from tau.ai.lookup.registry import builtin_records
 
     groups: dict[str, dict[str, str]] = {}
     apis: dict[str, list[str]] = {}
@@ -73,14 +73,14 @@ def render() -> str:
         "``scripts/generate_settings.py`` (do not edit; a test fails when this file is stale).",
         "",
         "Each provider's own options are its settings under its prefix; :class:`Settings` is",
-        "their union with :class:`CommonSettings`. See :mod:`tau.ai.settings`.",
+        "their union with :class:`CommonSettings`. See :mod:`tau.ai.core.settings`.",
         '"""',
         "",
         "from __future__ import annotations",
         "",
         "from typing import TYPE_CHECKING, TypedDict",
         "",
-        "from tau.ai.options import SimpleStreamOptions, ToolChoiceOption",
+        "from tau.ai.core.options import SimpleStreamOptions, ToolChoiceOption",
         "",
         "if TYPE_CHECKING:",
     ]

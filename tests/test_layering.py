@@ -82,10 +82,10 @@ def test_the_rule_catches_a_private_import(tmp_path: Path) -> None:
     (tmp_path / "tau" / "cli").mkdir(parents=True)
     module = tmp_path / "tau" / "cli" / "probe.py"
     module.write_text(
-        "from tau.ai.builder import MessageBuilder\n"
+        "from tau.ai.streaming.builder import MessageBuilder\n"
         "from tau.ai import _LAZY\n"
         "from tau.agent.loop import run_agent_loop\n"
-        "import tau.ai.http\n",
+        "import tau.ai.streaming.http\n",
         encoding="utf-8",
     )
     problems = _violations("cli", tmp_path / "tau")

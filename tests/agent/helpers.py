@@ -17,8 +17,8 @@ from tau.agent import (
     ToolExecutionStartEvent,
 )
 from tau.ai import AssistantMessage, MessageBuilder, Model, TextContent, ToolResultMessage
-from tau.ai.builder import launch_stream
-from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.builder import launch_stream
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
 
 TIMEOUT = 5.0
 

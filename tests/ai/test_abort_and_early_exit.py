@@ -10,8 +10,8 @@ import asyncio
 import threading
 
 from tau.ai import AbortController, AssistantMessageEvent, Context, UserMessage, stream
-from tau.ai import builder as builder_module
 from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call
+from tau.ai.streaming import builder as builder_module
 
 from .stream_checks import check_grammar
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tau.ai.provider import Provider
-from tau.ai.registry import BUILTIN_PROVIDERS, builtin_records
+from tau.ai.lookup.provider import Provider
+from tau.ai.lookup.registry import BUILTIN_PROVIDERS, builtin_records
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDERS = REPO / "src" / "tau" / "ai" / "providers"
@@ -58,7 +58,7 @@ def test_a_record_module_imports_no_other_provider() -> None:
     # One provider never imports another's code: load each record alone, in a fresh process.
     code = (
         "import importlib, json, sys\n"
-        "from tau.ai.registry import BUILTIN_PROVIDERS\n"
+        "from tau.ai.lookup.registry import BUILTIN_PROVIDERS\n"
         "bad = {}\n"
         "for api, target in BUILTIN_PROVIDERS.items():\n"
         "    before = set(sys.modules)\n"

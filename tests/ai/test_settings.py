@@ -12,12 +12,12 @@ import pytest
 
 from tau.agent import Agent
 from tau.ai import Context, UserMessage, complete, complete_sync, get_model, stream
-from tau.ai.builder import output_cap
-from tau.ai.options import StreamOptions
-from tau.ai.provider import Provider
+from tau.ai.streaming.builder import output_cap
+from tau.ai.core.options import StreamOptions
+from tau.ai.lookup.provider import Provider
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, faux_payloads, text
-from tau.ai.registry import BUILTIN_PROVIDERS, resolve_api_provider
-from tau.ai.settings import (
+from tau.ai.lookup.registry import BUILTIN_PROVIDERS, resolve_api_provider
+from tau.ai.core.settings import (
     BUILTIN_SETTING_KEYS,
     default_max_tokens,
     resolve_options,
@@ -154,7 +154,7 @@ def test_max_tokens_has_one_default() -> None:
 
     body = request_body(model, CTX, {})
     assert body["max_tokens"] == default_max_tokens(model)
-    from tau.ai.builder import output_chars_for
+    from tau.ai.streaming.builder import output_chars_for
 
     assert output_cap(model, {}) == output_chars_for(default_max_tokens(model))
 

@@ -16,9 +16,9 @@ from tau.ai import (
     complete_sync,
     stream_sync,
 )
-from tau.ai import builder as builder_module
 from tau.ai import entry as entry_module
 from tau.ai.providers.faux import FauxResponse, faux_model, text
+from tau.ai.streaming import builder as builder_module
 
 from .stream_checks import check_grammar
 

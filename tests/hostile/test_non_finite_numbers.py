@@ -23,7 +23,7 @@ from tau.ai import (
     UserMessage,
     stream,
 )
-from tau.ai.sse import decode_json_data, parse_event_json, parse_json
+from tau.ai.streaming.sse import decode_json_data, parse_event_json, parse_json
 from tau.proxy import stream_proxy
 from tests.ai.fault_cases import CASES, AdapterCase, case_params
 from tests.ai.servers import LocalServer, Reply

@@ -1,4 +1,4 @@
-"""Executable tools: :class:`AgentTool` (a :class:`~tau.ai.types.Tool` that can run) and
+"""Executable tools: :class:`AgentTool` (a :class:`~tau.ai.core.types.Tool` that can run) and
 :func:`tool_from_function` / :func:`agent_tool`, which build one from a typed Python function.
 
 A tool reports failure by raising: the loop turns the exception into an error result carrying
@@ -165,7 +165,7 @@ def _to_json_text(value: object) -> str:
 
 
 class AgentTool(Tool):
-    """A tool the agent can run: the schema of :class:`~tau.ai.types.Tool` plus behaviour.
+    """A tool the agent can run: the schema of :class:`~tau.ai.core.types.Tool` plus behaviour.
 
     Give ``execute`` (sync or async) or override :meth:`execute` in a subclass.
     ``prepare_arguments`` repairs raw model output before validation (stringified JSON, renamed

@@ -8,34 +8,49 @@ names of typed output (:mod:`tau.ai.structured`).
 
 from typing import TYPE_CHECKING, Any
 
-from tau.ai.abort import AbortController, AbortedError, AbortSignal
-from tau.ai.adapter import (
-    EventDecoder,
-    FrameDecoder,
-    ProviderRequest,
-    apply_on_payload,
-    launch_http,
-    run_http_adapter,
+from tau.ai import _moved
+from tau.ai.capabilities.fallback import (
+    DEFAULT_FALL_BACK_ON,
+    FailedAttempt,
+    FailureKind,
+    FallbackEventStream,
+    FallBackOn,
+    classify_failure,
+    fallback_stream_fn,
 )
-from tau.ai.builder import MessageBuilder, launch_stream
-from tau.ai.catalog import (
-    UnknownModelError,
-    find_model,
-    get_model,
-    get_models,
-    get_providers,
-    models_are_equal,
+from tau.ai.capabilities.overflow import is_context_overflow, overflow_patterns
+from tau.ai.capabilities.serialization import (
+    SerializationError,
+    dump_content,
+    dump_context,
+    dump_message,
+    dump_model,
+    dump_usage,
+    from_json,
+    load_context,
+    load_message,
+    load_model,
+    load_usage,
+    to_json,
 )
-from tau.ai.entry import (
-    complete,
-    complete_simple,
-    complete_sync,
-    stream,
-    stream_simple,
-    stream_sync,
+from tau.ai.capabilities.size import context_chars
+from tau.ai.capabilities.transform_messages import (
+    ForeignThinking,
+    MistralIdNormalizer,
+    ToolCallIdNormalizer,
+    normalize_id_anthropic,
+    normalize_id_openai_completions,
+    normalize_id_responses,
+    transform_messages,
 )
-from tau.ai.env_keys import get_env_api_key, require_api_key, resolve_api_key
-from tau.ai.errors import (
+from tau.ai.capabilities.validation import (
+    ToolValidationError,
+    validate_tool_arguments,
+    validate_tool_call,
+)
+from tau.ai.core.abort import AbortController, AbortedError, AbortSignal
+from tau.ai.core.cost import calculate_cost
+from tau.ai.core.errors import (
     ABORTED_MESSAGE,
     ProviderConnectionError,
     ProviderError,
@@ -43,8 +58,7 @@ from tau.ai.errors import (
     describe_error,
     one_line,
 )
-from tau.ai.event_stream import AssistantMessageEventStream, EventStream, StreamEndedError
-from tau.ai.events import (
+from tau.ai.core.events import (
     AssistantMessageEvent,
     DoneEvent,
     ErrorEvent,
@@ -59,24 +73,7 @@ from tau.ai.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from tau.ai.fallback import (
-    DEFAULT_FALL_BACK_ON,
-    FailedAttempt,
-    FailureKind,
-    FallbackEventStream,
-    FallBackOn,
-    classify_failure,
-    fallback_stream_fn,
-)
-from tau.ai.observe import (
-    CallObserver,
-    HttpObserver,
-    StartCall,
-    get_call_observer,
-    http_observer,
-    set_call_observer,
-)
-from tau.ai.options import (
+from tau.ai.core.options import (
     OutputSchema,
     PayloadHook,
     SimpleStreamOptions,
@@ -85,29 +82,7 @@ from tau.ai.options import (
     ToolChoice,
     ToolChoiceOption,
 )
-from tau.ai.registry import (
-    ApiProvider,
-    UnknownApiError,
-    get_api_provider,
-    get_api_providers,
-    register_api_provider,
-    unregister_api_providers,
-)
-from tau.ai.serialization import (
-    SerializationError,
-    dump_content,
-    dump_context,
-    dump_message,
-    dump_model,
-    dump_usage,
-    from_json,
-    load_context,
-    load_message,
-    load_model,
-    load_usage,
-    to_json,
-)
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantContent,
     AssistantMessage,
     CacheRetention,
@@ -130,26 +105,54 @@ from tau.ai.types import (
     UserContent,
     UserMessage,
 )
-from tau.ai.utils.cost import calculate_cost
-from tau.ai.utils.hash import short_hash
-from tau.ai.utils.overflow import is_context_overflow, overflow_patterns
-from tau.ai.utils.partial_json import IncrementalJsonParser, parse_streaming_json
-from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.size import context_chars
-from tau.ai.utils.transform_messages import (
-    ForeignThinking,
-    MistralIdNormalizer,
-    ToolCallIdNormalizer,
-    normalize_id_anthropic,
-    normalize_id_openai_completions,
-    normalize_id_responses,
-    transform_messages,
+from tau.ai.entry import (
+    complete,
+    complete_simple,
+    complete_sync,
+    stream,
+    stream_simple,
+    stream_sync,
 )
-from tau.ai.utils.validation import (
-    ToolValidationError,
-    validate_tool_arguments,
-    validate_tool_call,
+from tau.ai.lookup.catalog import (
+    UnknownModelError,
+    find_model,
+    get_model,
+    get_models,
+    get_providers,
+    models_are_equal,
 )
+from tau.ai.lookup.env_keys import get_env_api_key, require_api_key, resolve_api_key
+from tau.ai.lookup.registry import (
+    ApiProvider,
+    UnknownApiError,
+    get_api_provider,
+    get_api_providers,
+    register_api_provider,
+    unregister_api_providers,
+)
+from tau.ai.streaming.adapter import (
+    EventDecoder,
+    FrameDecoder,
+    ProviderRequest,
+    apply_on_payload,
+    launch_http,
+    run_http_adapter,
+)
+from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.event_stream import AssistantMessageEventStream, EventStream, StreamEndedError
+from tau.ai.streaming.hash import short_hash
+from tau.ai.streaming.observe import (
+    CallObserver,
+    HttpObserver,
+    StartCall,
+    get_call_observer,
+    http_observer,
+    set_call_observer,
+)
+from tau.ai.streaming.partial_json import IncrementalJsonParser, parse_streaming_json
+from tau.ai.streaming.sanitize import sanitize_surrogates
+
+_moved.install()
 
 __all__ = [
     "ABORTED_MESSAGE",
@@ -325,11 +328,11 @@ __all__ = [
 # importing them loads no adapter (only its options module); the local-model helpers import
 # pathlib and the faux provider is an adapter, neither needed by ``import tau.ai``.
 _LAZY = {
-    "INSTALL_HINT": "tau.ai.local_models",
-    "LOCAL_PROVIDER": "tau.ai.local_models",
-    "default_local_model": "tau.ai.local_models",
-    "embedded_gguf": "tau.ai.local_models",
-    "local_model": "tau.ai.local_models",
+    "INSTALL_HINT": "tau.ai.lookup.local_models",
+    "LOCAL_PROVIDER": "tau.ai.lookup.local_models",
+    "default_local_model": "tau.ai.lookup.local_models",
+    "embedded_gguf": "tau.ai.lookup.local_models",
+    "local_model": "tau.ai.lookup.local_models",
     "AnthropicOptions": "tau.ai.providers.anthropic.options",
     "AnthropicSimpleOptions": "tau.ai.providers.anthropic.options",
     "BedrockOptions": "tau.ai.providers.bedrock.options",
@@ -347,7 +350,7 @@ _LAZY = {
     "AzureOpenAIResponsesSimpleOptions": "tau.ai.providers.openai_responses.options",
     "OpenAIResponsesOptions": "tau.ai.providers.openai_responses.options",
     "OpenAIResponsesSimpleOptions": "tau.ai.providers.openai_responses.options",
-    "ProviderStreamOptions": "tau.ai.provider_options",
+    "ProviderStreamOptions": "tau.ai.lookup.provider_options",
     "OUTPUT_TOOL_NAME": "tau.ai.structured.spec",
     "OutputSpec": "tau.ai.structured.spec",
     "OutputValidationError": "tau.ai.structured.spec",
@@ -372,14 +375,14 @@ _LAZY = {
 _LAZY_MODULES = {"faux": "tau.ai.providers.faux"}
 
 if TYPE_CHECKING:
-    from tau.ai.local_models import (
+    from tau.ai.lookup.local_models import (
         INSTALL_HINT,
         LOCAL_PROVIDER,
         default_local_model,
         embedded_gguf,
         local_model,
     )
-    from tau.ai.provider_options import ProviderStreamOptions
+    from tau.ai.lookup.provider_options import ProviderStreamOptions
     from tau.ai.providers import faux
     from tau.ai.providers.anthropic.options import AnthropicOptions, AnthropicSimpleOptions
     from tau.ai.providers.bedrock.options import BedrockOptions, BedrockSimpleOptions

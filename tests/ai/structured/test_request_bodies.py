@@ -14,13 +14,13 @@ import pytest
 from openai.types.shared_params import ResponseFormatJSONSchema
 
 from tau.ai import OUTPUT_TOOL_NAME, Context, Model, OutputSpec, UserMessage, structured_request
+from tau.ai.core.types import OpenAICompletionsCompat
 from tau.ai.providers.anthropic.request import request_body as anthropic_body
 from tau.ai.providers.google.request import request_body as google_body
 from tau.ai.providers.mistral.request import request_body as mistral_body
 from tau.ai.providers.openai_completions.request import request_body as chat_body
 from tau.ai.providers.openai_responses.request import responses_body
 from tau.ai.providers.output_schema import closed_schema, strict_schema
-from tau.ai.types import OpenAICompletionsCompat
 from tests import factories
 from tests.ai.openai_sdk_check import check_openai_body
 from tests.ai.responses_sdk import validate_with_sdk

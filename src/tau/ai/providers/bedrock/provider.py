@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai.adapter import Authorize, ProviderRequest
-from tau.ai.builder import MessageBuilder
-from tau.ai.provider import Provider
+from tau.ai.streaming.adapter import Authorize, ProviderRequest
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.lookup.provider import Provider
 from tau.ai.providers.bedrock.auth import ambient_key, sign
 from tau.ai.providers.bedrock.decoder import BedrockDecoder
 from tau.ai.providers.bedrock.options import BedrockOptions
@@ -17,7 +17,7 @@ from tau.ai.providers.bedrock.request import (
     is_claude,
 )
 from tau.ai.providers.simple_options import adjust_max_tokens_for_thinking, clamp_reasoning
-from tau.ai.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
 
 __all__ = ["PROVIDER", "reasoning"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tau.ai.options import SimpleStreamOptions, ToolChoiceOption
+from tau.ai.core.options import SimpleStreamOptions, ToolChoiceOption
 
 
 class FauxOptions(SimpleStreamOptions, ToolChoiceOption, total=False):

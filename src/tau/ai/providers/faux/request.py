@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from tau.ai.providers.faux.options import FauxOptions
-from tau.ai.serialization import dump_context
-from tau.ai.types import Context, Model
+from tau.ai.capabilities.serialization import dump_context
+from tau.ai.core.types import Context, Model
 
 __all__ = ["request_body"]
 

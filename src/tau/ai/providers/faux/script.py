@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from tau.ai.errors import ProviderError
+from tau.ai.core.errors import ProviderError
 from tau.ai.providers.faux.options import FauxOptions
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantContent,
     Context,
     Model,

@@ -27,13 +27,13 @@ import os
 import threading
 from typing import Any
 
-from tau.ai.adapter import Authorize, ProviderRequest
-from tau.ai.env_keys import AUTHENTICATED
-from tau.ai.errors import ProviderError
-from tau.ai.headers import request_headers
+from tau.ai.streaming.adapter import Authorize, ProviderRequest
+from tau.ai.lookup.env_keys import AUTHENTICATED
+from tau.ai.core.errors import ProviderError
+from tau.ai.streaming.headers import request_headers
 from tau.ai.providers.google.options import GoogleVertexOptions
 from tau.ai.providers.google.request import request_body
-from tau.ai.types import Context, Model
+from tau.ai.core.types import Context, Model
 
 __all__ = ["adc_token", "ambient_key", "authorize", "build_request", "stream_url"]
 
@@ -183,7 +183,7 @@ def authorize(model: Model, options: GoogleVertexOptions) -> Authorize | None:
 
 
 def ambient_key() -> str | None:
-    """``GOOGLE_CLOUD_API_KEY``, else :data:`~tau.ai.env_keys.AUTHENTICATED` when a project,
+    """``GOOGLE_CLOUD_API_KEY``, else :data:`~tau.ai.lookup.env_keys.AUTHENTICATED` when a project,
     a location and Application Default Credentials are configured."""
     key = _env("GOOGLE_CLOUD_API_KEY")
     if key:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tau.ai.provider import Provider
+from tau.ai.lookup.provider import Provider
 from tau.ai.providers.llama_cpp.adapter import stream
 from tau.ai.providers.llama_cpp.options import LlamaCppOptions
 

@@ -19,12 +19,12 @@ from tau.ai import (
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.local_models import gguf_path
-from tau.ai.options import OutputSchema
+from tau.ai.core.options import OutputSchema
+from tau.ai.core.types import ImageContent, TextContent, Tool, ToolCall
+from tau.ai.lookup.local_models import gguf_path
 from tau.ai.providers.llama_cpp.options import LlamaCppOptions
 from tau.ai.providers.output_schema import output_instructions
-from tau.ai.types import ImageContent, TextContent, Tool, ToolCall
-from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.streaming.sanitize import sanitize_surrogates
 
 __all__ = ["LocalRequest", "Settings", "build_request", "render_prompt"]
 

@@ -15,9 +15,9 @@ import os
 from collections.abc import Mapping
 from urllib.parse import quote
 
-from tau.ai.errors import ProviderError
+from tau.ai.core.errors import ProviderError
 from tau.ai.providers.openai_responses.options import AzureOpenAIResponsesOptions
-from tau.ai.types import Model
+from tau.ai.core.types import Model
 
 __all__ = [
     "DEFAULT_API_VERSION",

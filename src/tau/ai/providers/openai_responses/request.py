@@ -1,5 +1,5 @@
 """The Responses request body, shared by ``openai-responses`` and ``azure-openai-responses``:
-a :class:`~tau.ai.types.Context` as Responses ``input`` items and ``tools``.
+a :class:`~tau.ai.core.types.Context` as Responses ``input`` items and ``tools``.
 
 Replay state lives in the content blocks: a reasoning item is stored whole, as JSON, in
 ``ThinkingContent.thinking_signature``; a message item's id and phase in
@@ -16,10 +16,10 @@ from typing import Any
 from urllib.parse import quote
 
 from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
-from tau.ai.adapter import ProviderRequest, set_given, tool_arguments_json
-from tau.ai.env_keys import require_api_key, resolve_api_key
-from tau.ai.errors import ProviderError
-from tau.ai.headers import request_headers
+from tau.ai.streaming.adapter import ProviderRequest, set_given, tool_arguments_json
+from tau.ai.lookup.env_keys import require_api_key, resolve_api_key
+from tau.ai.core.errors import ProviderError
+from tau.ai.streaming.headers import request_headers
 from tau.ai.providers.openai_responses.azure import (
     resolve_api_version,
     resolve_base_url,
@@ -32,10 +32,10 @@ from tau.ai.providers.openai_responses.options import (
 )
 from tau.ai.providers.output_schema import json_schema_format
 from tau.ai.providers.parts import typed_parts
-from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool
-from tau.ai.utils.hash import short_hash
-from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import normalize_id_responses, transform_messages
+from tau.ai.core.types import ImageContent, TextContent, ThinkingContent, Tool
+from tau.ai.streaming.hash import short_hash
+from tau.ai.streaming.sanitize import sanitize_surrogates
+from tau.ai.capabilities.transform_messages import normalize_id_responses, transform_messages
 
 JsonDict = dict[str, Any]
 

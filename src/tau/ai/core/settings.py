@@ -1,0 +1,88 @@
+"""Typed settings: one object from ``Agent``/the CLI/``complete`` down to the adapter.
+
+:class:`Settings` is a ``TypedDict`` (pydantic-ai's ``ModelSettings`` is the model): the
+common keys (:class:`CommonSettings`: ``max_tokens``, ``temperature``, ``reasoning``,
+``timeout``, ``max_retries``, ``headers``, ``tool_choice``…) and each provider's own keys under
+its prefix (``anthropic_effort``, ``openai_service_tier``, ``bedrock_region``…)::
+
+    settings = Settings(max_tokens=2000, reasoning="high", anthropic_effort="max")
+    await complete(model, "hi", settings=settings)
+    Agent(model=model, settings=settings)
+
+A misspelt key is a ``TypeError`` where the settings are given (and a type checker's error
+before that); a key of another provider is ignored by an adapter, so one object serves a
+fallback across providers. :func:`resolve_options` turns settings into one adapter's options,
+once per request; it is the one place the ``max_tokens`` default is applied
+(:func:`default_max_tokens`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from tau.ai.core.options import option_keys
+from tau.ai.core.settings_types import CommonSettings, Settings
+
+if TYPE_CHECKING:
+    from tau.ai.lookup.provider import Provider
+    from tau.ai.core.types import Model
+
+__all__ = [
+    "BUILTIN_SETTING_KEYS",
+    "MAX_TOKENS_DEFAULT_CAP",
+    "CommonSettings",
+    "Settings",
+    "default_max_tokens",
+    "request_max_tokens",
+    "resolve_options",
+]
+
+BUILTIN_SETTING_KEYS: frozenset[str] = option_keys(Settings)
+"""Every key of :class:`Settings`: the common ones and the built-in providers' own."""
+
+MAX_TOKENS_DEFAULT_CAP = 32_000
+"""The default ``max_tokens`` is the model's limit, but no more than this."""
+
+
+def default_max_tokens(model: Model) -> int:
+    """The ``max_tokens`` of a request that does not set it: the model's output limit, capped
+    at :data:`MAX_TOKENS_DEFAULT_CAP` (a long answer must be asked for)."""
+    return max(1, min(model.max_tokens, MAX_TOKENS_DEFAULT_CAP))
+
+
+def request_max_tokens(model: Model, options: Mapping[str, Any]) -> int:
+    """The request's ``max_tokens`` option when it is a positive integer, else the default."""
+    given = options.get("max_tokens")
+    if isinstance(given, int) and not isinstance(given, bool) and given > 0:
+        return given
+    return default_max_tokens(model)
+
+
+def resolve_options(provider: Provider, model: Model, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The options ``provider``'s functions see for one request, from ``settings``.
+
+    The one copy of a request's settings: the common keys the provider takes, its own keys
+    without their prefix (an explicit one wins over what the reasoning map chose), the
+    ``max_tokens`` default, and the unified ``reasoning`` level mapped by the provider. Keys
+    of other providers, and common keys it has no use for, are left out.
+    """
+    table = provider.setting_keys
+    out: dict[str, Any] = {}
+    own: list[tuple[str, Any]] = []
+    for key, value in settings.items():
+        name = table.get(key)
+        if name is None:
+            continue
+        if name in provider.common_keys:
+            out[name] = value
+        else:
+            own.append((name, value))
+    if "max_tokens" in provider.option_keys:
+        out["max_tokens"] = request_max_tokens(model, out)
+    mapping = provider.reasoning
+    if mapping is not None:
+        mapping(model, out, settings.get("reasoning"), settings.get("thinking_budgets"))
+    for name, value in own:
+        out[name] = value
+    return out
