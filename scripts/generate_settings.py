@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import builtins
+import json
 import re
 import sys
 from pathlib import Path
@@ -39,15 +40,24 @@ def _annotation(ref: Any, imports: dict[str, str]) -> str:
         if hasattr(builtins, name) and name != "Literal":
             continue
         if name == "Literal":
-            imports[name] = "typing"
-            continue
+            continue  # imported at the top of the file
         value = getattr(module, name, None)
         if value is None:
             raise LookupError(f"{name!r} of {text!r} is not found in {module.__name__}")
-        imports[name] = getattr(value, "__module__", module.__name__)
-        if name not in vars(sys.modules[imports[name]]):
-            imports[name] = module.__name__
+        imports[name] = _home(name, value, module.__name__)
     return text
+
+
+def _home(name: str, value: Any, found_in: str) -> str:
+    """The module that defines ``value`` (the data model's first: a type alias has no
+    ``__module__`` of its own)."""
+    for candidate in ("tau.ai.core.types", "tau.ai.core.options"):
+        if vars(sys.modules[candidate]).get(name) is value:
+            return candidate
+    home = getattr(value, "__module__", None)
+    if home in sys.modules and vars(sys.modules[home]).get(name) is value:
+        return str(home)
+    return found_in
 
 
 def render() -> str:
@@ -78,7 +88,7 @@ def render() -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from typing import TYPE_CHECKING, TypedDict",
+        "from typing import TYPE_CHECKING, Literal, TypedDict",
         "",
         "from tau.ai.core.options import SimpleStreamOptions, ToolChoiceOption",
         "",
@@ -121,10 +131,10 @@ def render() -> str:
         '    a fallback across providers)."""',
         "",
         "",
-        f"__all__ = {sorted(names)!r}",
+        f"__all__ = {json.dumps(sorted(names))}",
         "",
     ]
-    return _formatted("\n".join(lines).replace("'", '"'))
+    return _formatted("\n".join(lines))
 
 
 def _formatted(text: str) -> str:

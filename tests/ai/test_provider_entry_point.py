@@ -51,7 +51,7 @@ PACKAGE = {
         from __future__ import annotations
 
         from tau.ai import Context, Model, UserMessage, require_api_key
-        from tau.ai.adapters import ProviderRequest
+        from tau.ai import ProviderRequest
 
         from tiny_provider.options import TinyOptions
 
@@ -76,7 +76,7 @@ PACKAGE = {
 
         import json
 
-        from tau.ai.adapters import MessageBuilder
+        from tau.ai import MessageBuilder
 
 
         class TinyDecoder:
@@ -100,7 +100,7 @@ PACKAGE = {
     "tiny_provider/provider.py": '''
         from __future__ import annotations
 
-        from tau.ai.adapters import Provider
+        from tau.ai import Provider
 
         from tiny_provider.decoder import TinyDecoder
         from tiny_provider.options import TinyOptions
@@ -182,9 +182,10 @@ async def test_a_provider_from_a_wheel_streams_through_its_entry_point(installed
         )
         out, err = await asyncio.wait_for(child.communicate(), 60)
         assert child.returncode == 0, err.decode()
+        assert server.requests, out.decode()
         request = server.requests[0]
     result = json.loads(out)
-    assert result["error"] is None
+    assert result["error"] is None, result
     assert result["text"] == "HELLO!"
     assert result["stop"] == "stop"
     assert result["key"] == "tiny-secret"  # its env_keys, from the record

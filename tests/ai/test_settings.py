@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ from tau.ai.streaming.builder import output_cap
 from tau.ai.core.options import StreamOptions
 from tau.ai.lookup.provider import Provider
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, faux_payloads, text
-from tau.ai.lookup.registry import BUILTIN_PROVIDERS, resolve_api_provider
+from tau.ai.lookup.registry import resolve_api_provider
 from tau.ai.core.settings import (
     BUILTIN_SETTING_KEYS,
     default_max_tokens,
@@ -28,8 +27,9 @@ CTX = Context([UserMessage("hi")])
 
 
 def record(api: str) -> Any:
-    module, _, attr = BUILTIN_PROVIDERS[api].partition(":")
-    return getattr(importlib.import_module(module), attr or "PROVIDER")
+    provider = resolve_api_provider(api)
+    assert provider.record is not None
+    return provider.record
 
 
 # --------------------------------------------------------------------------- checked at the call

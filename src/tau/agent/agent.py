@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeAlias, cast, overload
@@ -100,10 +101,12 @@ from tau.ai import (
     OutputMode,
     OutputSpec,
     PayloadHook,
+    Settings,
     TextContent,
     ThinkingBudgets,
     UserContent,
     UserMessage,
+    check_settings,
     describe_error,
     fallback_stream_fn,
     supports_native_output,
@@ -178,6 +181,7 @@ class Agent(Generic[OutputT]):
         tool_execution: ToolExecutionMode = ...,
         before_tool_call: BeforeToolCall | None = ...,
         after_tool_call: AfterToolCall | None = ...,
+        settings: Settings | None = ...,
         stream_options: Mapping[str, Any] | None = ...,
         usage_limits: UsageLimits | None = ...,
         fallback_models: Sequence[Model] = ...,
@@ -211,6 +215,7 @@ class Agent(Generic[OutputT]):
         tool_execution: ToolExecutionMode = ...,
         before_tool_call: BeforeToolCall | None = ...,
         after_tool_call: AfterToolCall | None = ...,
+        settings: Settings | None = ...,
         stream_options: Mapping[str, Any] | None = ...,
         usage_limits: UsageLimits | None = ...,
         fallback_models: Sequence[Model] = ...,
@@ -243,6 +248,7 @@ class Agent(Generic[OutputT]):
         tool_execution: ToolExecutionMode = "parallel",
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
+        settings: Settings | None = None,
         stream_options: Mapping[str, Any] | None = None,
         usage_limits: UsageLimits | None = None,
         fallback_models: Sequence[Model] = (),
@@ -279,8 +285,19 @@ class Agent(Generic[OutputT]):
         self.tool_execution: ToolExecutionMode = tool_execution
         self.before_tool_call: BeforeToolCall | None = before_tool_call
         self.after_tool_call: AfterToolCall | None = after_tool_call
+        if settings:
+            check_settings(settings, "Agent()")  # a misspelt key fails here, not at the run
+        self.settings: Settings = Settings(**settings) if settings else Settings()
+        """The model call's settings (``max_tokens``, ``temperature``, ``anthropic_effort``…):
+        see :class:`tau.ai.Settings`."""
+        if stream_options is not None:
+            warnings.warn(
+                "Agent(stream_options=...) is deprecated: pass settings=tau.ai.Settings(...)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         self.stream_options: dict[str, Any] = dict(stream_options or {})
-        """Other :func:`tau.ai.stream_simple` options (``temperature``, ``max_tokens``…)."""
+        """Deprecated: the untyped form of :attr:`settings` (its keys win over these)."""
         self.usage_limits: UsageLimits | None = usage_limits
         """How much one run may use (None: no limit); raise it and ``continue_()`` to go on."""
         self.fallback_models: list[Model] = list(fallback_models)
@@ -591,7 +608,8 @@ class Agent(Generic[OutputT]):
             return self._dequeue_steering()
 
         context = AgentContext(state.system_prompt, list(state.messages), list(state.tools))
-        options = dict(self.stream_options)
+        # The one copy the agent makes of a run's settings (the loop adds the run's own).
+        options: dict[str, Any] = {**self.stream_options, **self.settings}
         if self._on_payload is not None:
             options["on_payload"] = self._on_payload
         if self.max_retry_delay_ms is not None:

@@ -122,12 +122,16 @@ from tau.ai.lookup.catalog import (
     models_are_equal,
 )
 from tau.ai.lookup.env_keys import get_env_api_key, require_api_key, resolve_api_key
+from tau.ai.core.settings import CommonSettings, Settings
+from tau.ai.lookup.provider import Provider
 from tau.ai.lookup.registry import (
     ApiProvider,
     UnknownApiError,
+    check_settings,
     get_api_provider,
     get_api_providers,
     register_api_provider,
+    register_provider,
     unregister_api_providers,
 )
 from tau.ai.streaming.adapter import (
@@ -167,6 +171,7 @@ __all__ = [
     "AnthropicOptions",
     "AnthropicSimpleOptions",
     "ApiProvider",
+    "CommonSettings",
     "AssistantContent",
     "AssistantMessage",
     "AssistantMessageEvent",
@@ -214,12 +219,14 @@ __all__ = [
     "OutputValidationError",
     "PartialOutput",
     "PayloadHook",
+    "Provider",
     "ProviderConnectionError",
     "ProviderError",
     "ProviderRequest",
     "ProviderStreamOptions",
     "ProviderTimeoutError",
     "SerializationError",
+    "Settings",
     "SimpleStreamOptions",
     "StartCall",
     "StartEvent",
@@ -304,6 +311,7 @@ __all__ = [
     "parse_streaming_json",
     "read_output",
     "register_api_provider",
+    "register_provider",
     "require_api_key",
     "resolve_api_key",
     "resolve_mode",
@@ -320,6 +328,7 @@ __all__ = [
     "to_json",
     "transform_messages",
     "unregister_api_providers",
+    "check_settings",
     "validate_tool_arguments",
     "validate_tool_call",
 ]

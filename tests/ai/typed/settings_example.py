@@ -13,7 +13,7 @@ agent = Agent(model=model, settings=good)
 
 misspelt = Settings(max_token=2000)  # error: misspelt
 wrong_type = Settings(temperature="hot")  # error: wrong type
-agent_misspelt = Agent(model=model, settings={"temprature": 0.5})  # error: misspelt
+agent_misspelt = Agent(model=model, settings=Settings(temprature=0.5))  # error: misspelt
 
 
 async def ask() -> None:

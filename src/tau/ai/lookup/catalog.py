@@ -47,6 +47,11 @@ def _catalog() -> dict[str, dict[str, Any]]:
     return index
 
 
+def apis_of(provider: str) -> list[str]:
+    """The apis the catalog's models of ``provider`` use, in order of first use."""
+    return list(dict.fromkeys(str(raw.get("api")) for raw in _catalog().get(provider, {}).values()))
+
+
 def get_providers() -> list[str]:
     """Every provider in the catalog, sorted."""
     return list(_catalog())

@@ -74,11 +74,12 @@ class Provider:
     prefix: str
     """The prefix of its own keys in :class:`tau.ai.Settings` (``"anthropic_"``)."""
     env_keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """``model.provider`` -> the environment variables holding its key, the first set wins."""
+    """``model.provider`` -> the environment variables holding its key, the first set wins
+    (a provider whose credentials are ambient maps to ``()`` and gives ``credentials``)."""
     credentials: Callable[[], str | None] | None = None
     """Credentials configured without a key variable (Application Default Credentials, the
-    AWS chain): a key, :data:`~tau.ai.lookup.env_keys.AUTHENTICATED`, or None. Asked when no
-    ``env_keys`` variable is set."""
+    AWS chain): a key, :data:`~tau.ai.lookup.env_keys.AUTHENTICATED`, or None. Asked for the
+    providers of ``env_keys`` when none of their variables is set."""
     build_request: BuildRequest | None = None
     """``(model, context, options) -> ProviderRequest``, pure (no I/O)."""
     decoder: DecoderFactory | None = None
@@ -94,8 +95,6 @@ class Provider:
     """Maps the unified ``reasoning`` level; None: the level is ignored."""
     catalog: Callable[[], Sequence[Model]] | None = None
     """Its models, where tau's catalog does not list them (a third-party provider's own)."""
-    extra: str | None = None
-    """The pip extra its imports need (``"bedrock"``), named in the error when one is missing."""
     option_keys: frozenset[str] = field(init=False)
     """The keys of :attr:`options`."""
     common_keys: frozenset[str] = field(init=False)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from tau.ai.core.options import SIMPLE_ONLY_KEYS
+from tau.ai.core.settings import request_max_tokens
 from tau.ai.core.types import Model, ThinkingBudgets, ThinkingLevel
 
 DEFAULT_THINKING_BUDGETS: ThinkingBudgets = {
@@ -35,7 +36,7 @@ def base_options(model: Model, options: Mapping[str, Any]) -> dict[str, Any]:
     nothing else (see :func:`tau.ai.core.options.check_options`).
     """
     out = {key: value for key, value in options.items() if key not in SIMPLE_ONLY_KEYS}
-    out["max_tokens"] = options.get("max_tokens") or min(model.max_tokens, 32_000)
+    out["max_tokens"] = request_max_tokens(model, options)
     return out
 
 

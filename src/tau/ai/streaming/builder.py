@@ -36,6 +36,7 @@ from tau.ai.core.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from tau.ai.core.settings import default_max_tokens, request_max_tokens
 from tau.ai.core.types import (
     AssistantContent,
     AssistantMessage,
@@ -99,7 +100,7 @@ class MessageBuilder:
         self, model: Model, stream: AssistantMessageEventStream, output_cap: int | None = None
     ) -> None:
         self.model = model
-        self._cap = output_chars_for(model.max_tokens) if output_cap is None else output_cap
+        self._cap = output_chars_for(default_max_tokens(model)) if output_cap is None else output_cap
         # Characters the deltas may still add: one subtraction per delta keeps the cap.
         self._room = self._cap
         self.stream = stream
@@ -495,8 +496,8 @@ def output_chars_for(max_tokens: int) -> int:
 
 def output_cap(model: Model, options: Mapping[str, Any]) -> int:
     """Characters of output (text, thinking, tool arguments) one response may stream: the
-    ``max_output_chars`` option, else :func:`output_chars_for` the ``max_tokens`` option (or
-    the model's ``max_tokens``)."""
+    ``max_output_chars`` option, else :func:`output_chars_for` the request's ``max_tokens``
+    (the option, or its one default: :func:`tau.ai.core.settings.default_max_tokens`)."""
     explicit = options.get("max_output_chars")
     if explicit is not None:
         if not isinstance(explicit, int) or isinstance(explicit, bool) or explicit <= 0:
@@ -504,10 +505,7 @@ def output_cap(model: Model, options: Mapping[str, Any]) -> int:
                 f"max_output_chars must be a positive number of characters, not {explicit!r}"
             )
         return explicit
-    tokens = options.get("max_tokens")
-    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0:
-        tokens = model.max_tokens
-    return output_chars_for(tokens)
+    return output_chars_for(request_max_tokens(model, options))
 
 
 Runner = Callable[[MessageBuilder], Awaitable[None]]

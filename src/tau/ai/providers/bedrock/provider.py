@@ -63,12 +63,12 @@ PROVIDER = Provider(
     api="bedrock-converse-stream",
     options=BedrockOptions,
     prefix="bedrock_",
+    env_keys={"amazon-bedrock": ()},
     credentials=ambient_key,
     build_request=build_request,
     decoder=decoder,
     framing="binary",
     authorize=authorize,
     reasoning=reasoning,
-    extra="bedrock",
 )
 """Amazon Bedrock's ConverseStream API."""

@@ -50,11 +50,11 @@ VERTEX_PROVIDER = Provider(
     api="google-vertex",
     options=GoogleVertexOptions,
     prefix="google_",
+    env_keys={"google-vertex": ()},
     build_request=vertex.build_request,
     decoder=decoder,
     authorize=vertex.authorize,
     credentials=vertex.ambient_key,
     reasoning=reasoning,
-    extra="vertex",
 )
 """Gemini on Vertex AI: an API key, or Application Default Credentials (the ``[vertex]`` extra)."""

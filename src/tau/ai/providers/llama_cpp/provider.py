@@ -13,7 +13,6 @@ PROVIDER = Provider(
     options=LlamaCppOptions,
     prefix="llama_cpp_",
     stream=stream,
-    extra="local",
 )
 """In-process inference: its own ``stream`` (a worker thread feeding the builder) instead of
 the HTTP driver; local models have no reasoning setting, so the unified level is ignored."""
