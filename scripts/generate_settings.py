@@ -1,4 +1,5 @@
-"""Write ``src/tau/ai/core/settings_types.py``: the typed settings of every built-in provider.
+"""Write ``src/tau/ai/core/settings_types.py`` (the typed settings of every built-in provider)
+and ``src/tau/ai/lookup/provider_options.py`` (the union of their options).
 
 A provider declares each of its own options once, in its ``options.py``; its settings keys
 are those options under its record's prefix (see :func:`tau.ai.lookup.provider.own_setting_key`).
@@ -18,7 +19,9 @@ import sys
 from pathlib import Path
 from typing import Any, ForwardRef
 
-TARGET = Path(__file__).resolve().parents[1] / "src" / "tau" / "ai" / "core" / "settings_types.py"
+SRC = Path(__file__).resolve().parents[1] / "src" / "tau" / "ai"
+TARGET = SRC / "core" / "settings_types.py"
+UNION = SRC / "lookup" / "provider_options.py"
 
 _STRINGS = re.compile(r"'[^']*'|\"[^\"]*\"")
 _NAMES = re.compile(r"\b[A-Za-z_]\w*\b")
@@ -134,15 +137,15 @@ def render() -> str:
         f"__all__ = {json.dumps(sorted(names))}",
         "",
     ]
-    return _formatted("\n".join(lines))
+    return _formatted("\n".join(lines), TARGET)
 
 
-def _formatted(text: str) -> str:
+def _formatted(text: str, target: Path) -> str:
     # ruff's formatting, so the file is written exactly as `ruff format` keeps it.
     import subprocess
 
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(TARGET), "-"],
+        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(target), "-"],
         input=text,
         capture_output=True,
         text=True,
@@ -151,19 +154,60 @@ def _formatted(text: str) -> str:
     return done.stdout
 
 
+def render_union() -> str:
+    """The text of :mod:`tau.ai.lookup.provider_options`: the union of the records' options
+    (of the providers that have options of their own)."""
+    from tau.ai.lookup.registry import builtin_records
+
+    types = {r.options: None for r in builtin_records() if r.own_keys}
+    imports: dict[str, list[str]] = {}
+    for typed in types:
+        imports.setdefault(typed.__module__, []).append(typed.__name__)
+    lines = [
+        '"""The union of every built-in provider\'s options: GENERATED from the provider records by',
+        "``scripts/generate_settings.py`` (do not edit; a test fails when this file is stale).",
+        "",
+        "Loaded when ``tau.ai.ProviderStreamOptions`` is first used (``tau.ai`` resolves it lazily),",
+        "so ``import tau.ai`` imports no provider package.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+    ]
+    for module in sorted(imports):
+        lines.append(f"from {module} import {', '.join(sorted(imports[module]))}")
+    bases = "".join(f"    {t.__name__},\n" for t in types)
+    lines += [
+        "",
+        '__all__ = ["ProviderStreamOptions"]',
+        "",
+        "",
+        f"class ProviderStreamOptions(\n{bases}    total=False,\n):",
+        '    """Every option any built-in provider takes (for typing :func:`tau.ai.stream`\'s',
+        "    keywords). Each provider accepts only its own; this union is what a caller that does",
+        '    not know the api yet may pass."""',
+        "",
+    ]
+    return _formatted("\n".join(lines), UNION)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write the file, or with ``--check`` say whether it is up to date."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
     args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
-        if current != text:
-            print(f"{TARGET} is stale: run python scripts/generate_settings.py", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
+    stale = []
+    for target, text in ((TARGET, render()), (UNION, render_union())):
+        current = target.read_text(encoding="utf-8") if target.exists() else ""
+        if current == text:
+            continue
+        if args.check:
+            stale.append(str(target))
+        else:
+            target.write_text(text, encoding="utf-8")
+    if stale:
+        print(f"stale: {', '.join(stale)}: run python scripts/generate_settings.py", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -36,7 +36,7 @@ PACKAGE = {
     "tiny_provider/__init__.py": '''
         """A third-party tau provider: one JSON request, one SSE stream of deltas."""
     ''',
-    "tiny_provider/options.py": '''
+    "tiny_provider/options.py": """
         from __future__ import annotations
 
         from typing import Literal
@@ -46,8 +46,8 @@ PACKAGE = {
 
         class TinyOptions(StreamOptions, total=False):
             style: Literal["plain", "shout"]
-    ''',
-    "tiny_provider/request.py": '''
+    """,
+    "tiny_provider/request.py": """
         from __future__ import annotations
 
         from tau.ai import Context, Model, UserMessage, require_api_key
@@ -70,8 +70,8 @@ PACKAGE = {
             return ProviderRequest(
                 model.base_url + "/chat", {"authorization": f"Bearer {key}"}, body
             )
-    ''',
-    "tiny_provider/decoder.py": '''
+    """,
+    "tiny_provider/decoder.py": """
         from __future__ import annotations
 
         import json
@@ -96,8 +96,8 @@ PACKAGE = {
             def finish(self) -> None:
                 if not self.done:
                     raise ValueError("the tiny stream ended early")
-    ''',
-    "tiny_provider/provider.py": '''
+    """,
+    "tiny_provider/provider.py": """
         from __future__ import annotations
 
         from tau.ai import Provider
@@ -114,7 +114,7 @@ PACKAGE = {
             build_request=build_request,
             decoder=lambda builder, model, context, options: TinyDecoder(builder),
         )
-    ''',
+    """,
 }
 
 CLIENT = """

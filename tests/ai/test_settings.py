@@ -11,16 +11,16 @@ import pytest
 
 from tau.agent import Agent
 from tau.ai import Context, UserMessage, complete, complete_sync, get_model, stream
-from tau.ai.streaming.builder import output_cap
 from tau.ai.core.options import StreamOptions
-from tau.ai.lookup.provider import Provider
-from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, faux_payloads, text
-from tau.ai.lookup.registry import resolve_api_provider
 from tau.ai.core.settings import (
     BUILTIN_SETTING_KEYS,
     default_max_tokens,
     resolve_options,
 )
+from tau.ai.lookup.provider import Provider
+from tau.ai.lookup.registry import resolve_api_provider
+from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, faux_payloads, text
+from tau.ai.streaming.builder import output_cap
 
 REPO = Path(__file__).resolve().parents[2]
 CTX = Context([UserMessage("hi")])

@@ -21,7 +21,7 @@ import pytest
 from tau.ai import Context, Model, UserMessage, complete
 from tau.proxy import stream_proxy
 from tests.ai.servers import LocalServer, Reply
-from tests.ai.test_headers import ADAPTERS, KEY, Adapter
+from tests.ai.streaming.test_headers import ADAPTERS, KEY, Adapter
 
 CUSTOM = {"x-gateway-token": "gw-secret-456"}
 """An auth header of the caller's own (a gateway's), sent with the ``headers`` option."""

@@ -82,6 +82,7 @@ from tau.ai.core.options import (
     ToolChoice,
     ToolChoiceOption,
 )
+from tau.ai.core.settings import CommonSettings, Settings
 from tau.ai.core.types import (
     AssistantContent,
     AssistantMessage,
@@ -122,7 +123,6 @@ from tau.ai.lookup.catalog import (
     models_are_equal,
 )
 from tau.ai.lookup.env_keys import get_env_api_key, require_api_key, resolve_api_key
-from tau.ai.core.settings import CommonSettings, Settings
 from tau.ai.lookup.provider import Provider
 from tau.ai.lookup.registry import (
     ApiProvider,
@@ -171,7 +171,6 @@ __all__ = [
     "AnthropicOptions",
     "AnthropicSimpleOptions",
     "ApiProvider",
-    "CommonSettings",
     "AssistantContent",
     "AssistantMessage",
     "AssistantMessageEvent",
@@ -182,6 +181,7 @@ __all__ = [
     "BedrockSimpleOptions",
     "CacheRetention",
     "CallObserver",
+    "CommonSettings",
     "Context",
     "DoneEvent",
     "ErrorEvent",
@@ -265,6 +265,7 @@ __all__ = [
     "UserMessage",
     "apply_on_payload",
     "calculate_cost",
+    "check_settings",
     "classify_failure",
     "complete",
     "complete_simple",
@@ -328,7 +329,6 @@ __all__ = [
     "to_json",
     "transform_messages",
     "unregister_api_providers",
-    "check_settings",
     "validate_tool_arguments",
     "validate_tool_call",
 ]

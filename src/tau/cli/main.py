@@ -294,6 +294,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     from tau.cli.app import Settings
     from tau.cli.compaction import load_settings
     from tau.cli.config import load_config
+    from tau.cli.model_settings import model_settings
     from tau.cli.models import check_credentials, choose_model
     from tau.cli.session import Session
     from tau.cli.sessions_cli import session_choice
@@ -327,11 +328,6 @@ def _settings(args: argparse.Namespace) -> Settings:
     if unknown:
         raise UsageError(f"unknown tool {unknown[0]!r} (known: {', '.join(KNOWN_TOOL_NAMES)})")
     workspace = Workspace(cwd, tuple(Path(p).expanduser().resolve() for p in args.allow_path))
-    options: dict[str, Any] = {}
-    if args.max_tokens is not None:
-        options["max_tokens"] = args.max_tokens
-    if args.timeout is not None:
-        options["timeout"] = args.timeout
     return Settings(
         model=model,
         tool_names=names,
@@ -341,7 +337,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         session=session,
         session_dir=session_dir,
         yes=args.yes,
-        extra_options=options,
+        model_settings=model_settings(args),
         mcp_file=None if args.mcp is None else Path(args.mcp),
         usage_limits=usage_limits(args),
         fallback_models=fallback_models(args, model),

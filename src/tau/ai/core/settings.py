@@ -25,8 +25,8 @@ from tau.ai.core.options import option_keys
 from tau.ai.core.settings_types import CommonSettings, Settings
 
 if TYPE_CHECKING:
-    from tau.ai.lookup.provider import Provider
     from tau.ai.core.types import Model
+    from tau.ai.lookup.provider import Provider
 
 __all__ = [
     "BUILTIN_SETTING_KEYS",
@@ -59,7 +59,9 @@ def request_max_tokens(model: Model, options: Mapping[str, Any]) -> int:
     return default_max_tokens(model)
 
 
-def resolve_options(provider: Provider, model: Model, settings: Mapping[str, Any]) -> dict[str, Any]:
+def resolve_options(
+    provider: Provider, model: Model, settings: Mapping[str, Any]
+) -> dict[str, Any]:
     """The options ``provider``'s functions see for one request, from ``settings``.
 
     The one copy of a request's settings: the common keys the provider takes, its own keys

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
-    from tau.ai.streaming.adapter import Authorize, BuildRequest, EventDecoder, FrameDecoder
     from tau.ai.core.errors import ProviderError, ProviderHTTPError
+    from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+    from tau.ai.streaming.adapter import Authorize, BuildRequest, EventDecoder, FrameDecoder
     from tau.ai.streaming.builder import MessageBuilder
     from tau.ai.streaming.event_stream import AssistantMessageEventStream
-    from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
 
 __all__ = [
     "AuthorizeFactory",
@@ -171,4 +171,3 @@ def own_setting_key(prefix: str, option: str) -> str:
     """The :class:`~tau.ai.Settings` key of a provider's own ``option``: ``prefix + option``,
     unless the option's name already starts with the prefix (``azure_api_version``)."""
     return option if option.startswith(prefix) else prefix + option
-

@@ -227,14 +227,14 @@ def known_setting_keys() -> frozenset[str]:
     return _known
 
 
-def check_settings(
-    settings: Mapping[str, Any], what: str, record: Provider | None = None
-) -> None:
+def check_settings(settings: Mapping[str, Any], what: str, record: Provider | None = None) -> None:
     """Raise ``TypeError`` for a key of ``settings`` that no provider reads, naming the close
     matches; ``record``'s own keys by their own names are accepted too (the keyword form)."""
     if _known.issuperset(settings):
         return
-    unknown = [k for k in settings if k not in _known and (record is None or k not in record.own_keys)]
+    unknown = [
+        k for k in settings if k not in _known and (record is None or k not in record.own_keys)
+    ]
     if unknown:
         _load_entry_points()
         unknown = [k for k in unknown if k not in _known]
@@ -277,7 +277,9 @@ def _load_key_records(provider: str, api: str | None) -> None:
 env_keys.set_record_loader(_load_key_records)
 
 
-def _missing_dependency(api: str, point: EntryPoint, builtin: bool, exc: ImportError) -> ApiProvider:
+def _missing_dependency(
+    api: str, point: EntryPoint, builtin: bool, exc: ImportError
+) -> ApiProvider:
     extras: Iterable[str] = point.extras
     if "local" in extras:
         from tau.ai.lookup.local_models import INSTALL_HINT
@@ -289,8 +291,9 @@ def _missing_dependency(api: str, point: EntryPoint, builtin: bool, exc: ImportE
         hint = f"reinstall the package that declares {point.value}"
     message = f"The {api!r} API needs a package that is not installed ({exc}): {hint}"
 
-    def fail(model: Model, context: Context, options: Mapping[str, Any]) -> AssistantMessageEventStream:
+    def fail(
+        model: Model, context: Context, options: Mapping[str, Any]
+    ) -> AssistantMessageEventStream:
         return error_stream(model, message)
 
     return ApiProvider(api, fail, fail)
-

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
 from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.lookup.provider import Provider
 from tau.ai.providers.anthropic.decoder import AnthropicDecoder
 from tau.ai.providers.anthropic.options import AnthropicOptions
 from tau.ai.providers.anthropic.request import build_request, is_adaptive, is_oauth_token
 from tau.ai.providers.simple_options import adjust_max_tokens_for_thinking
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["PROVIDER"]
 

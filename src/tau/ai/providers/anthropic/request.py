@@ -20,8 +20,8 @@ from tau.ai import (
     UserMessage,
 )
 from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
-from tau.ai.core.settings import request_max_tokens
 from tau.ai.core.errors import ProviderError
+from tau.ai.core.settings import request_max_tokens
 from tau.ai.core.types import ImageContent, TextContent, ThinkingContent, Tool, ToolCall
 from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.anthropic.options import AnthropicOptions

@@ -99,7 +99,8 @@ async def sign(
     return ProviderRequest(request.url, headers, request.body)
 
 
-_AWS_CREDENTIAL_VARS = (
+AWS_CREDENTIAL_VARS = (
+    # The AWS chain finds credentials through any of these.
     "AWS_PROFILE",
     "AWS_BEARER_TOKEN_BEDROCK",
     "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
@@ -112,7 +113,7 @@ def ambient_key() -> str | None:
     """:data:`~tau.ai.lookup.env_keys.AUTHENTICATED` when the AWS chain has credentials configured in
     the environment (a profile, a bearer token, container or web-identity credentials, or an
     access key pair), else None."""
-    if any(os.environ.get(name) for name in _AWS_CREDENTIAL_VARS):
+    if any(os.environ.get(name) for name in AWS_CREDENTIAL_VARS):
         return AUTHENTICATED
     if os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY"):
         return AUTHENTICATED

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai.streaming.adapter import Authorize, ProviderRequest
-from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
 from tau.ai.lookup.provider import Provider
 from tau.ai.providers.bedrock.auth import ambient_key, sign
 from tau.ai.providers.bedrock.decoder import BedrockDecoder
@@ -17,7 +16,8 @@ from tau.ai.providers.bedrock.request import (
     is_claude,
 )
 from tau.ai.providers.simple_options import adjust_max_tokens_for_thinking, clamp_reasoning
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.streaming.adapter import Authorize, ProviderRequest
+from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["PROVIDER", "reasoning"]
 

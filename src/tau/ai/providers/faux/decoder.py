@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tau.ai.streaming.builder import MessageBuilder
-from tau.ai.core.errors import ProviderError
-from tau.ai.providers.faux.script import FauxResponse
-from tau.ai.core.types import Context, TextContent, ThinkingContent, ToolCall, Usage
 from tau.ai.capabilities.size import context_chars
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import Context, TextContent, ThinkingContent, ToolCall, Usage
+from tau.ai.providers.faux.script import FauxResponse
+from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["FauxDecoder"]
 

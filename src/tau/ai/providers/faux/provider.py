@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tau.ai.streaming.adapter import apply_on_payload
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
-from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
 from tau.ai.lookup.provider import Provider
 from tau.ai.providers.faux.decoder import FauxDecoder
 from tau.ai.providers.faux.options import FauxOptions
 from tau.ai.providers.faux.request import request_body
 from tau.ai.providers.faux.script import next_response, record_payload
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.streaming.adapter import apply_on_payload
+from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
 
 __all__ = ["PROVIDER", "stream"]
 

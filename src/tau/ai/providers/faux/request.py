@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai.providers.faux.options import FauxOptions
 from tau.ai.capabilities.serialization import dump_context
 from tau.ai.core.types import Context, Model
+from tau.ai.providers.faux.options import FauxOptions
 
 __all__ = ["request_body"]
 

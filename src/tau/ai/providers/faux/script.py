@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from tau.ai.core.errors import ProviderError
-from tau.ai.providers.faux.options import FauxOptions
 from tau.ai.core.types import (
     AssistantContent,
     Context,
@@ -20,6 +19,7 @@ from tau.ai.core.types import (
     Usage,
     UserMessage,
 )
+from tau.ai.providers.faux.options import FauxOptions
 
 __all__ = [
     "FauxResponse",

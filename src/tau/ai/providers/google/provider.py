@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
 from tau.ai.lookup.provider import Provider
 from tau.ai.providers.google import vertex
 from tau.ai.providers.google.decoder import GoogleDecoder
 from tau.ai.providers.google.options import GoogleOptions, GoogleVertexOptions
 from tau.ai.providers.google.request import build_request, simple_thinking, streams_call_arguments
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["PROVIDER", "VERTEX_PROVIDER", "reasoning"]
 

@@ -23,16 +23,16 @@ from tau.ai import (
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.streaming.adapter import ProviderRequest
-from tau.ai.lookup.env_keys import resolve_api_key
+from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
 from tau.ai.core.errors import ProviderError
-from tau.ai.streaming.headers import request_headers
+from tau.ai.core.types import ImageContent, TextContent, ThinkingContent, Tool, ToolCall
+from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.google.options import GoogleOptions
 from tau.ai.providers.google.schema import to_legacy_schema
 from tau.ai.providers.parts import text_parts
-from tau.ai.core.types import ImageContent, TextContent, ThinkingContent, Tool, ToolCall
+from tau.ai.streaming.adapter import ProviderRequest
+from tau.ai.streaming.headers import request_headers
 from tau.ai.streaming.sanitize import sanitize_surrogates
-from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
 
 SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
 """What Gemini 3 accepts in place of a signature on a function call it did not sign."""

@@ -27,13 +27,13 @@ import os
 import threading
 from typing import Any
 
-from tau.ai.streaming.adapter import Authorize, ProviderRequest
-from tau.ai.lookup.env_keys import AUTHENTICATED
 from tau.ai.core.errors import ProviderError
-from tau.ai.streaming.headers import request_headers
+from tau.ai.core.types import Context, Model
+from tau.ai.lookup.env_keys import AUTHENTICATED
 from tau.ai.providers.google.options import GoogleVertexOptions
 from tau.ai.providers.google.request import request_body
-from tau.ai.core.types import Context, Model
+from tau.ai.streaming.adapter import Authorize, ProviderRequest
+from tau.ai.streaming.headers import request_headers
 
 __all__ = ["adc_token", "ambient_key", "authorize", "build_request", "stream_url"]
 

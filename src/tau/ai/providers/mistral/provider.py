@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai.streaming.builder import MessageBuilder
 from tau.ai.core.errors import ProviderError, ProviderHTTPError
+from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
 from tau.ai.lookup.provider import Provider
 from tau.ai.providers.mistral.decoder import MistralDecoder
 from tau.ai.providers.mistral.options import MistralOptions
 from tau.ai.providers.mistral.request import build_request
 from tau.ai.providers.simple_options import clamp_reasoning
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["PROVIDER", "explain_http_error"]
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tau.ai.streaming.builder import MessageBuilder
-from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.core.errors import ProviderError, ProviderHTTPError
+from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.lookup.provider import Provider
 from tau.ai.providers.openai_completions.decoder import OpenAICompletionsDecoder
 from tau.ai.providers.openai_completions.options import OpenAICompletionsOptions
 from tau.ai.providers.openai_completions.request import build_request
 from tau.ai.providers.simple_options import clamp_reasoning, supports_xhigh
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["PROVIDER", "explain_http_error"]
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from urllib.parse import quote
 
 from tau.ai.core.errors import ProviderError
-from tau.ai.providers.openai_responses.options import AzureOpenAIResponsesOptions
 from tau.ai.core.types import Model
+from tau.ai.providers.openai_responses.options import AzureOpenAIResponsesOptions
 
 __all__ = [
     "DEFAULT_API_VERSION",

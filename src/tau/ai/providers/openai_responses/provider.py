@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
 from tau.ai.lookup.provider import Provider
 from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
 from tau.ai.providers.openai_responses.options import (
@@ -14,7 +14,7 @@ from tau.ai.providers.openai_responses.options import (
 )
 from tau.ai.providers.openai_responses.request import build_azure_request, build_request
 from tau.ai.providers.simple_options import clamp_reasoning, supports_xhigh
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["AZURE_PROVIDER", "PROVIDER", "reasoning"]
 
