@@ -206,7 +206,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             target.write_text(text, encoding="utf-8")
     if stale:
-        print(f"stale: {', '.join(stale)}: run python scripts/generate_settings.py", file=sys.stderr)
+        print(
+            f"stale: {', '.join(stale)}: run python scripts/generate_settings.py", file=sys.stderr
+        )
         return 1
     return 0
 

@@ -100,7 +100,9 @@ PACKAGE = {
     "tiny_provider/provider.py": """
         from __future__ import annotations
 
-        from tau.ai import Provider
+        import os
+
+        from tau.ai import Model, Provider
 
         from tiny_provider.decoder import TinyDecoder
         from tiny_provider.options import TinyOptions
@@ -113,15 +115,18 @@ PACKAGE = {
             env_keys={"tiny": ("TINY_API_KEY",)},
             build_request=build_request,
             decoder=lambda builder, model, context, options: TinyDecoder(builder),
+            catalog=lambda: [
+                Model("tiny-1", "Tiny", "tiny-chat", "tiny", os.environ.get("TINY_URL", ""))
+            ],
         )
     """,
 }
 
 CLIENT = """
-import json, sys
-from tau.ai import Model, complete_sync, get_env_api_key
+import json
+from tau.ai import complete_sync, get_env_api_key, get_model
 
-model = Model(id="tiny-1", name="Tiny", api="tiny-chat", provider="tiny", base_url=sys.argv[1])
+model = get_model("tiny/tiny-1")  # the catalog the record brings
 settings = {"tiny_style": "shout", "max_tokens": 50, "anthropic_effort": "max"}
 message = complete_sync(model, "hello", settings=settings)
 try:
@@ -170,12 +175,12 @@ async def test_a_provider_from_a_wheel_streams_through_its_entry_point(installed
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(installed), str(REPO / "src")]),
             "TINY_API_KEY": "tiny-secret",
+            "TINY_URL": server.url,
         }
         child = await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",
             CLIENT,
-            server.url,
             env=env,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

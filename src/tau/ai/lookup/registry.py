@@ -21,9 +21,9 @@ from importlib.metadata import EntryPoint
 from typing import Any
 
 from tau.ai.core.options import check_options, option_keys
-from tau.ai.core.settings import BUILTIN_SETTING_KEYS, resolve_options
+from tau.ai.core.settings import BUILTIN_SETTING_KEYS, Settings, resolve_options
 from tau.ai.core.types import Context, Model
-from tau.ai.lookup import env_keys
+from tau.ai.lookup import catalog, env_keys
 from tau.ai.lookup.provider import Provider, StreamFunction
 from tau.ai.streaming.builder import error_stream
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
@@ -130,7 +130,7 @@ def _from_record(record: Provider, source_id: str | None) -> ApiProvider:
     ) -> AssistantMessageEventStream:
         return run(model, context, resolve_options(record, model, settings))
 
-    return ApiProvider(record.api, run, stream_simple, source_id, record.options, None, record)
+    return ApiProvider(record.api, run, stream_simple, source_id, record.options, Settings, record)
 
 
 def register_provider(record: Provider, *, source_id: str | None = None) -> None:
@@ -139,6 +139,8 @@ def register_provider(record: Provider, *, source_id: str | None = None) -> None
     global _known
     _registry[record.api] = _from_record(record, source_id)
     env_keys.declare(record.env_keys, record.credentials)
+    if record.catalog is not None:
+        catalog.add_models(record.catalog())
     if not _known.issuperset(record.own_setting_keys):
         _known = _known | record.own_setting_keys
 
@@ -263,9 +265,7 @@ def _load_key_records(provider: str, api: str | None) -> None:
         get_api_provider(api)
     if env_keys.is_declared(provider):
         return
-    from tau.ai.lookup.catalog import apis_of
-
-    for other in apis_of(provider):
+    for other in catalog.apis_of(provider):
         get_api_provider(other)
     for other, target in BUILTIN_PROVIDERS.items():
         if env_keys.is_declared(provider):
@@ -275,6 +275,8 @@ def _load_key_records(provider: str, api: str | None) -> None:
 
 
 env_keys.set_record_loader(_load_key_records)
+
+catalog.set_model_loader(_load_entry_points)
 
 
 def _missing_dependency(
