@@ -526,9 +526,10 @@ class _Run(ToolBatch):
 
 
 def _default_stream_fn(model: Any, context: Context, **options: Any) -> Any:
-    from tau.ai import stream_simple
+    from tau.ai import Settings, stream_simple
 
-    return stream_simple(model, context, **options)
+    # The run's options are its settings: handed on as they are, not unpacked into a copy.
+    return stream_simple(model, context, cast(Settings, options))
 
 
 def _is_agent_end(event: AgentEvent) -> bool:

@@ -71,7 +71,7 @@ def _merged(settings: Mapping[str, Any], options: Mapping[str, Any]) -> Mapping[
     # The caller's object is only read (the provider's resolution copies it); keywords given
     # beside it make one merged copy.
     if not isinstance(settings, Mapping):
-        raise TypeError(f"settings must be a tau.ai.Settings dict, got {type(settings).__name__}")
+        raise TypeError(f"settings must be a dict (tau.ai.Settings), not {type(settings).__name__}")
     return {**settings, **options} if options else settings
 
 

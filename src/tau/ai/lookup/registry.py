@@ -191,15 +191,28 @@ def get_api_provider(api: str) -> ApiProvider | None:
     point = _entry(api, builtin) if builtin is not None else _entry_points().get(api)
     if point is None:
         return None
-    source = "builtin" if builtin is not None else f"entry point {point.value}"
+    if builtin is not None:
+        try:
+            record = _load(point)
+        except ImportError as exc:
+            return _unavailable(api, point, exc)
+        register_provider(record, source_id="builtin")
+        return _registry[api]
     try:
-        record = getattr(importlib.import_module(point.module), point.attr or "PROVIDER")
-    except ImportError as exc:
-        return _missing_dependency(api, point, builtin is not None, exc)
-    if not isinstance(record, Provider) or record.api != api:
-        raise TypeError(f"{point.value} for api {api!r} is not a tau Provider record of it")
-    register_provider(record, source_id=source)
+        record = _load(point)
+    except Exception as exc:
+        # Another package's code: whatever its import raises is that package's failure, told
+        # as the call's error event, never a traceback out of tau (nor a break of other apis).
+        return _unavailable(api, point, exc, third_party=True)
+    register_provider(record, source_id=f"entry point {point.value}")
     return _registry[api]
+
+
+def _load(point: EntryPoint) -> Provider:
+    record = getattr(importlib.import_module(point.module), point.attr or "PROVIDER")
+    if not isinstance(record, Provider) or record.api != point.name:
+        raise TypeError(f"{point.value} is not a tau.ai.Provider record of api {point.name!r}")
+    return record
 
 
 def resolve_api_provider(api: str) -> ApiProvider:
@@ -232,6 +245,10 @@ def known_setting_keys() -> frozenset[str]:
 def check_settings(settings: Mapping[str, Any], what: str, record: Provider | None = None) -> None:
     """Raise ``TypeError`` for a key of ``settings`` that no provider reads, naming the close
     matches; ``record``'s own keys by their own names are accepted too (the keyword form)."""
+    if not isinstance(settings, Mapping):
+        raise TypeError(
+            f"{what}: settings must be a dict (tau.ai.Settings), not {type(settings).__name__}"
+        )
     if _known.issuperset(settings):
         return
     unknown = [
@@ -279,19 +296,23 @@ env_keys.set_record_loader(_load_key_records)
 catalog.set_model_loader(_load_entry_points)
 
 
-def _missing_dependency(
-    api: str, point: EntryPoint, builtin: bool, exc: ImportError
+def _unavailable(
+    api: str, point: EntryPoint, exc: Exception, *, third_party: bool = False
 ) -> ApiProvider:
     extras: Iterable[str] = point.extras
-    if "local" in extras:
-        from tau.ai.lookup.local_models import INSTALL_HINT
-
-        hint = INSTALL_HINT  # the plain extra may build a llama-cpp-python that crashes
-    elif builtin:
-        hint = f"pip install 'tau[{','.join(extras)}]'" if extras else "reinstall tau"
+    if third_party:
+        message = (
+            f"The {api!r} API's provider ({point.value}, from the {ENTRY_POINT_GROUP} entry "
+            f"points) failed to load: {type(exc).__name__}: {exc}"
+        )
     else:
-        hint = f"reinstall the package that declares {point.value}"
-    message = f"The {api!r} API needs a package that is not installed ({exc}): {hint}"
+        if "local" in extras:
+            from tau.ai.lookup.local_models import INSTALL_HINT
+
+            hint = INSTALL_HINT  # the plain extra may build a llama-cpp-python that crashes
+        else:
+            hint = f"pip install 'tau[{','.join(extras)}]'" if extras else "reinstall tau"
+        message = f"The {api!r} API needs a package that is not installed ({exc}): {hint}"
 
     def fail(
         model: Model, context: Context, options: Mapping[str, Any]
