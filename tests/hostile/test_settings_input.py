@@ -5,7 +5,6 @@ traceback from inside tau, a secret echoed, or a break of the other providers.""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from importlib.metadata import EntryPoint
 from typing import Any
 
 import pytest
@@ -42,11 +41,11 @@ async def test_keys_that_are_not_strings_are_refused_not_crashed_on() -> None:
 
 @pytest.fixture
 def broken_entry_points(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    group = registry.ENTRY_POINT_GROUP
+    target = registry._Target
     points = {
-        "not-a-record": EntryPoint("not-a-record", "json:loads", group),
-        "raises-on-import": EntryPoint("raises-on-import", "tests.hostile.no_such_module", group),
-        "wrong-api": EntryPoint("wrong-api", "tau.ai.providers.faux.provider:PROVIDER", group),
+        "not-a-record": target("not-a-record", "json:loads"),
+        "raises-on-import": target("raises-on-import", "tests.hostile.no_such_module"),
+        "wrong-api": target("wrong-api", "tau.ai.providers.faux.provider:PROVIDER"),
     }
     monkeypatch.setattr(registry, "_entry_points", lambda: points)
     monkeypatch.setattr(registry, "_entry_points_loaded", False)

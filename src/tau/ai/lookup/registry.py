@@ -17,7 +17,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint
 from typing import Any
 
 from tau.ai.core.options import check_options, option_keys
@@ -118,8 +117,26 @@ _known: frozenset[str] = BUILTIN_SETTING_KEYS
 _entry_points_loaded = False
 
 
-def _entry(api: str, value: str) -> EntryPoint:
-    return EntryPoint(api, value, ENTRY_POINT_GROUP)
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """Where an api's record is: an entry point's ``module[:ATTR] [extra,...]``, read here
+    rather than by ``importlib.metadata`` (whose import alone costs more than ``tau.ai``'s)."""
+
+    name: str
+    value: str
+
+    @property
+    def module(self) -> str:
+        return self.value.partition("[")[0].partition(":")[0].strip()
+
+    @property
+    def attr(self) -> str:
+        return self.value.partition("[")[0].partition(":")[2].strip() or "PROVIDER"
+
+    @property
+    def extras(self) -> list[str]:
+        inside = self.value.partition("[")[2].partition("]")[0]
+        return [extra.strip() for extra in inside.split(",") if extra.strip()]
 
 
 def _from_record(record: Provider, source_id: str | None) -> ApiProvider:
@@ -171,10 +188,10 @@ def unregister_api_providers(source_id: str) -> None:
         del _registry[api]
 
 
-def _entry_points() -> dict[str, EntryPoint]:
+def _entry_points() -> dict[str, _Target]:
     from importlib.metadata import entry_points
 
-    return {point.name: point for point in entry_points(group=ENTRY_POINT_GROUP)}
+    return {p.name: _Target(p.name, p.value) for p in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def get_api_providers() -> list[str]:
@@ -188,7 +205,7 @@ def get_api_provider(api: str) -> ApiProvider | None:
     if provider is not None:
         return provider
     builtin = BUILTIN_PROVIDERS.get(api)
-    point = _entry(api, builtin) if builtin is not None else _entry_points().get(api)
+    point = _Target(api, builtin) if builtin is not None else _entry_points().get(api)
     if point is None:
         return None
     if builtin is not None:
@@ -208,8 +225,10 @@ def get_api_provider(api: str) -> ApiProvider | None:
     return _registry[api]
 
 
-def _load(point: EntryPoint) -> Provider:
-    record = getattr(importlib.import_module(point.module), point.attr or "PROVIDER")
+def _load(point: _Target) -> Provider:
+    record: Any = importlib.import_module(point.module)
+    for name in point.attr.split("."):
+        record = getattr(record, name)
     if not isinstance(record, Provider) or record.api != point.name:
         raise TypeError(f"{point.value} is not a tau.ai.Provider record of api {point.name!r}")
     return record
@@ -297,7 +316,7 @@ catalog.set_model_loader(_load_entry_points)
 
 
 def _unavailable(
-    api: str, point: EntryPoint, exc: Exception, *, third_party: bool = False
+    api: str, point: _Target, exc: Exception, *, third_party: bool = False
 ) -> ApiProvider:
     extras: Iterable[str] = point.extras
     if third_party:
