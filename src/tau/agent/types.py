@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 from tau.agent.messages import AgentMessage, default_convert_to_llm
 from tau.agent.output import OutputValidator
@@ -31,7 +31,6 @@ from tau.ai import (
 
 if TYPE_CHECKING:
     from tau.agent.events import AgentEvent
-    from tau.agent.observe import RunObserver
 
 __all__ = [
     "AfterToolCall",
@@ -47,6 +46,9 @@ __all__ = [
     "ConvertToLlm",
     "GetApiKey",
     "GetMessages",
+    "RunInfo",
+    "RunObservation",
+    "RunObserver",
     "StreamFn",
     "ToolExecutionMode",
     "TransformContext",
@@ -186,3 +188,49 @@ class AgentLoopConfig:
     output_mode: OutputMode = "auto"
     output_retries: int = 1
     output_validators: Sequence[OutputValidator] = ()
+
+
+# --------------------------------------------------------------------------- the observer interface
+# (tau.agent.observe chooses a run's observer; the loop calls it as described there)
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What a run starts from, as an observer sees it."""
+
+    name: str
+    """The agent's name (``AgentLoopConfig.name``)."""
+    config: AgentLoopConfig
+    context: AgentContext
+    """System prompt, transcript (the new input included) and tools."""
+    prompts: Sequence[AgentMessage]
+    """The run's new input; empty when it continues from the transcript."""
+
+
+class RunObservation(Protocol):
+    """One observed run; see the module docstring for where the loop calls each method."""
+
+    def sink(self, sink: AgentEventSink) -> AgentEventSink:
+        """The sink the run emits to: it must pass every event on to ``sink`` and return what
+        ``sink`` returns."""
+        ...
+
+    def stream_fn(self, stream_fn: StreamFn) -> StreamFn:
+        """The stream function the run calls: it must call ``stream_fn`` once per call."""
+        ...
+
+    def execute_tool(self, call: ToolCall, work: Awaitable[T]) -> Awaitable[T]:
+        """Await ``work`` (the tool running) and return or raise what it does."""
+        ...
+
+    def run(self, body: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """Await ``body()`` (the whole run) and return or raise what it does."""
+        ...
+
+
+class RunObserver(Protocol):
+    """Watches agent runs: makes a :class:`RunObservation` for each."""
+
+    def start_run(self, run: RunInfo) -> RunObservation:
+        """Called when a run is set up, before its first event."""
+        ...

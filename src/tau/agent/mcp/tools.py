@@ -10,18 +10,44 @@ tool's own name.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Protocol
 
 from mcp import types as mcp_types
 
-from tau.agent.tools import AgentTool, ToolUpdateCallback
+from tau.agent.tools import AgentTool, AgentToolResult, ToolUpdateCallback
 from tau.ai import AbortSignal, short_hash
 
-if TYPE_CHECKING:
-    from tau.agent.mcp.server import MCPServer
+__all__ = ["MCPTool", "MCPToolset", "ToolServer", "model_tool_name"]
 
-__all__ = ["MCPTool", "MCPToolset", "model_tool_name"]
+
+class ToolServer(Protocol):
+    """What the tools of an MCP server use of it (:class:`~tau.agent.mcp.MCPServer` is one).
+
+    Declared here so that this module needs nothing of the server's: the server module
+    imports this one, never the other way round.
+    """
+
+    @property
+    def name(self) -> str:
+        """The server's name, for messages."""
+        ...
+
+    async def list_tool_specs(self) -> Sequence[mcp_types.Tool]:
+        """The server's tools as it lists them (the same object while unchanged)."""
+        ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        signal: AbortSignal | None = None,
+        on_update: ToolUpdateCallback | None = None,
+    ) -> AgentToolResult:
+        """Call tool ``name`` (its name on the server); its result as tau content."""
+        ...
+
 
 _NAME_LIMIT = 64
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -38,11 +64,12 @@ def model_tool_name(name: str, prefix: str | None = None) -> str:
 
 
 class MCPTool(AgentTool):
-    """A tool of an MCP server; running it calls the server (see :meth:`MCPServer.call_tool`)."""
+    """A tool of an MCP server; running it calls the server (see
+    :meth:`~tau.agent.mcp.MCPServer.call_tool`)."""
 
     __slots__ = ("mcp_name", "server", "spec")
 
-    def __init__(self, server: MCPServer, spec: mcp_types.Tool, name: str) -> None:
+    def __init__(self, server: ToolServer, spec: mcp_types.Tool, name: str) -> None:
         annotations = spec.annotations
         label = spec.title or (annotations.title if annotations is not None else None)
         super().__init__(name, spec.description or "", spec.input_schema, label=label or spec.name)
@@ -75,7 +102,7 @@ class MCPToolset:
 
     def __init__(
         self,
-        server: MCPServer,
+        server: ToolServer,
         prefix: str | None = None,
         include: Collection[str] | None = None,
         exclude: Collection[str] | None = None,
