@@ -7,11 +7,13 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
 
+from tau.ai import Context, Model, UserMessage
 from tau.ai.lookup.provider import Provider
 from tau.ai.lookup.registry import BUILTIN_PROVIDERS, builtin_records
 
@@ -118,3 +120,14 @@ def test_each_record_module_is_importable_on_its_own() -> None:
         except ImportError:
             continue  # a missing extra: the registry's error event covers it
         assert isinstance(record, Provider) and record.api == api
+
+
+async def test_a_decoder_that_contradicts_its_records_framing_is_an_error_event() -> None:
+    from tau.ai.providers.anthropic.provider import PROVIDER
+
+    # Anthropic's decoder reads server-sent events: declared binary, it is refused up front.
+    wrong = replace(PROVIDER, api="framing-test", framing="binary")
+    model = Model("m", "m", "framing-test", "anthropic", "http://127.0.0.1:9")
+    message = await wrong.run()(model, Context([UserMessage("hi")]), {"api_key": "k"}).result()
+    assert message.stop_reason == "error"
+    assert "declares binary framing" in (message.error_message or "")

@@ -135,15 +135,25 @@ class Provider:
             raise TypeError(
                 f"provider {self.api!r} gives neither stream nor build_request and decoder"
             )
+        from tau.ai.core.errors import ProviderError
         from tau.ai.streaming.adapter import launch_http
 
-        authorize, explain = self.authorize, self.explain
+        authorize, explain, api, framing = self.authorize, self.explain, self.api, self.framing
+        binary = framing == "binary"
 
         def stream(
             model: Model, context: Context, options: Mapping[str, Any]
         ) -> AssistantMessageEventStream:
             def decoder(builder: MessageBuilder) -> Any:
-                return make_decoder(builder, model, context, options)
+                made = make_decoder(builder, model, context, options)
+                # The driver reads frames for a decoder that names its content type: a record
+                # whose decoder says otherwise than its framing is refused, not misread.
+                if hasattr(made, "content_type") is not binary:
+                    raise ProviderError(
+                        f"provider {api!r} declares {framing} framing, but its decoder "
+                        f"{type(made).__name__} is {'not ' if binary else ''}a FrameDecoder"
+                    )
+                return made
 
             return launch_http(
                 model,
