@@ -29,6 +29,7 @@ __all__ = [
     "Provider",
     "ReasoningMap",
     "StreamFunction",
+    "builder_decoder",
     "own_setting_key",
 ]
 
@@ -166,6 +167,17 @@ class Provider:
             )
 
         return stream
+
+
+def builder_decoder(
+    decoder: Callable[[MessageBuilder], EventDecoder | FrameDecoder],
+) -> DecoderFactory:
+    """The factory of a decoder that needs only the builder (``builder_decoder(MyDecoder)``)."""
+
+    def make(builder: MessageBuilder, model: Model, context: Context, options: Any) -> Any:
+        return decoder(builder)
+
+    return make
 
 
 def _bound(

@@ -40,6 +40,19 @@ def base_options(model: Model, options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def reasoning_effort(
+    model: Model,
+    options: dict[str, Any],
+    level: ThinkingLevel | None,
+    budgets: ThinkingBudgets | None,
+) -> None:
+    """The reasoning map of the OpenAI protocols: the level becomes ``reasoning_effort``
+    (``xhigh`` only for models that have it, else ``high``); a level given to a model without
+    reasoning is ignored."""
+    if level and model.reasoning:
+        options["reasoning_effort"] = level if supports_xhigh(model) else clamp_reasoning(level)
+
+
 def adjust_max_tokens_for_thinking(
     base_max_tokens: int,
     model_max_tokens: int,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
-from tau.ai.lookup.provider import Provider
+from tau.ai.core.types import Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.lookup.provider import Provider, builder_decoder
 from tau.ai.providers.bedrock.auth import ambient_key, sign
 from tau.ai.providers.bedrock.decoder import BedrockDecoder
 from tau.ai.providers.bedrock.options import BedrockOptions
@@ -17,16 +17,8 @@ from tau.ai.providers.bedrock.request import (
 )
 from tau.ai.providers.simple_options import adjust_max_tokens_for_thinking, clamp_reasoning
 from tau.ai.streaming.adapter import Authorize, ProviderRequest
-from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["PROVIDER", "reasoning"]
-
-
-def decoder(
-    builder: MessageBuilder, model: Model, context: Context, options: BedrockOptions
-) -> BedrockDecoder:
-    """The decoder of one response's event-stream frames."""
-    return BedrockDecoder(builder)
 
 
 def authorize(model: Model, options: BedrockOptions) -> Authorize:
@@ -66,7 +58,7 @@ PROVIDER = Provider(
     env_keys={"amazon-bedrock": ()},
     credentials=ambient_key,
     build_request=build_request,
-    decoder=decoder,
+    decoder=builder_decoder(BedrockDecoder),
     framing="binary",
     authorize=authorize,
     reasoning=reasoning,

@@ -5,22 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
-from tau.ai.lookup.provider import Provider
+from tau.ai.core.types import Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.lookup.provider import Provider, builder_decoder
 from tau.ai.providers.google import vertex
 from tau.ai.providers.google.decoder import GoogleDecoder
 from tau.ai.providers.google.options import GoogleOptions, GoogleVertexOptions
 from tau.ai.providers.google.request import build_request, simple_thinking, streams_call_arguments
-from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["PROVIDER", "VERTEX_PROVIDER", "reasoning"]
-
-
-def decoder(
-    builder: MessageBuilder, model: Model, context: Context, options: GoogleOptions
-) -> GoogleDecoder:
-    """The decoder of one response (both endpoints stream the same chunks)."""
-    return GoogleDecoder(builder)
 
 
 def reasoning(
@@ -41,7 +33,7 @@ PROVIDER = Provider(
     prefix="google_",
     env_keys={"google": ("GEMINI_API_KEY",)},
     build_request=build_request,
-    decoder=decoder,
+    decoder=builder_decoder(GoogleDecoder),
     reasoning=reasoning,
 )
 """The Gemini API (``generativelanguage.googleapis.com``), the key in ``x-goog-api-key``."""
@@ -52,7 +44,7 @@ VERTEX_PROVIDER = Provider(
     prefix="google_",
     env_keys={"google-vertex": ()},
     build_request=vertex.build_request,
-    decoder=decoder,
+    decoder=builder_decoder(GoogleDecoder),
     authorize=vertex.authorize,
     credentials=vertex.ambient_key,
     reasoning=reasoning,

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from tau.ai.core.errors import ProviderError, ProviderHTTPError
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
-from tau.ai.lookup.provider import Provider
+from tau.ai.core.types import Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.lookup.provider import Provider, builder_decoder
 from tau.ai.providers.mistral.decoder import MistralDecoder
 from tau.ai.providers.mistral.options import MistralOptions
 from tau.ai.providers.mistral.request import build_request
 from tau.ai.providers.simple_options import clamp_reasoning
-from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["PROVIDER", "explain_http_error"]
 
@@ -27,13 +26,6 @@ def explain_http_error(exc: ProviderHTTPError, model: Model, options: object) ->
             body = f"{body[:_ERROR_BODY_LIMIT]}... [truncated {extra} chars]"
         return ProviderError(f"Mistral API error ({exc.status}): {body}")
     return ProviderError(f"Mistral API error ({exc.status}): {exc}")
-
-
-def decoder(
-    builder: MessageBuilder, model: Model, context: Context, options: MistralOptions
-) -> MistralDecoder:
-    """The decoder of one response."""
-    return MistralDecoder(builder)
 
 
 def reasoning(
@@ -53,7 +45,7 @@ PROVIDER = Provider(
     prefix="mistral_",
     env_keys={"mistral": ("MISTRAL_API_KEY",)},
     build_request=build_request,
-    decoder=decoder,
+    decoder=builder_decoder(MistralDecoder),
     explain=explain_http_error,
     reasoning=reasoning,
 )

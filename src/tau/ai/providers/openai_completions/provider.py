@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from tau.ai.core.errors import ProviderError, ProviderHTTPError
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.core.types import Model
 from tau.ai.lookup.env_keys import resolve_api_key
-from tau.ai.lookup.provider import Provider
+from tau.ai.lookup.provider import Provider, builder_decoder
 from tau.ai.providers.openai_completions.decoder import OpenAICompletionsDecoder
 from tau.ai.providers.openai_completions.options import OpenAICompletionsOptions
 from tau.ai.providers.openai_completions.request import build_request
-from tau.ai.providers.simple_options import clamp_reasoning, supports_xhigh
-from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.providers.simple_options import reasoning_effort
 
 __all__ = ["PROVIDER", "explain_http_error"]
 
@@ -39,25 +37,6 @@ def explain_http_error(
     return ProviderError(text)
 
 
-def decoder(
-    builder: MessageBuilder, model: Model, context: Context, options: OpenAICompletionsOptions
-) -> OpenAICompletionsDecoder:
-    """The decoder of one response."""
-    return OpenAICompletionsDecoder(builder)
-
-
-def reasoning(
-    model: Model,
-    options: dict[str, Any],
-    level: ThinkingLevel | None,
-    budgets: ThinkingBudgets | None,
-) -> None:
-    """The level becomes ``reasoning_effort`` (``xhigh`` only for models that have it, else
-    ``high``); a level given to a model without reasoning is ignored."""
-    if level and model.reasoning:
-        options["reasoning_effort"] = level if supports_xhigh(model) else clamp_reasoning(level)
-
-
 PROVIDER = Provider(
     api="openai-completions",
     options=OpenAICompletionsOptions,
@@ -73,8 +52,8 @@ PROVIDER = Provider(
         "deepseek": ("DEEPSEEK_API_KEY",),
     },
     build_request=build_request,
-    decoder=decoder,
+    decoder=builder_decoder(OpenAICompletionsDecoder),
     explain=explain_http_error,
-    reasoning=reasoning,
+    reasoning=reasoning_effort,
 )
 """OpenAI Chat Completions, and Groq, Cerebras, xAI, OpenRouter, DeepSeek, local servers…"""

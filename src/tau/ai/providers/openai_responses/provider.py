@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from tau.ai.core.types import Context, Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.core.types import Context, Model
 from tau.ai.lookup.provider import Provider
 from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
 from tau.ai.providers.openai_responses.options import (
@@ -13,10 +11,10 @@ from tau.ai.providers.openai_responses.options import (
     OpenAIResponsesOptions,
 )
 from tau.ai.providers.openai_responses.request import build_azure_request, build_request
-from tau.ai.providers.simple_options import clamp_reasoning, supports_xhigh
+from tau.ai.providers.simple_options import reasoning_effort
 from tau.ai.streaming.builder import MessageBuilder
 
-__all__ = ["AZURE_PROVIDER", "PROVIDER", "reasoning"]
+__all__ = ["AZURE_PROVIDER", "PROVIDER"]
 
 
 def decoder(
@@ -26,17 +24,6 @@ def decoder(
     return OpenAIResponsesDecoder(builder, service_tier=options.get("service_tier"))
 
 
-def reasoning(
-    model: Model,
-    options: dict[str, Any],
-    level: ThinkingLevel | None,
-    budgets: ThinkingBudgets | None,
-) -> None:
-    """The level becomes ``reasoning_effort`` (``xhigh`` only where the model has it)."""
-    if level and model.reasoning:
-        options["reasoning_effort"] = level if supports_xhigh(model) else clamp_reasoning(level)
-
-
 PROVIDER = Provider(
     api="openai-responses",
     options=OpenAIResponsesOptions,
@@ -44,7 +31,7 @@ PROVIDER = Provider(
     env_keys={"openai": ("OPENAI_API_KEY",)},
     build_request=build_request,
     decoder=decoder,
-    reasoning=reasoning,
+    reasoning=reasoning_effort,
 )
 """OpenAI's Responses API (``POST {base_url}/responses``)."""
 
@@ -55,6 +42,6 @@ AZURE_PROVIDER = Provider(
     env_keys={"azure-openai-responses": ("AZURE_OPENAI_API_KEY",)},
     build_request=build_azure_request,
     decoder=decoder,
-    reasoning=reasoning,
+    reasoning=reasoning_effort,
 )
 """The Responses API of an Azure OpenAI resource (see :mod:`.azure` for where it sends)."""
