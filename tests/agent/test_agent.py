@@ -19,13 +19,12 @@ from tau.agent import (
 from tau.ai import (
     AssistantMessage,
     ImageContent,
-    MessageBuilder,
     TextContent,
     ToolResultMessage,
     UserMessage,
-    launch_stream,
     stream_simple,
 )
+from tau.ai.adapters import MessageBuilder, launch_stream
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
 from tests import factories
 

@@ -24,9 +24,9 @@ from google.genai import types as genai
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tau.ai import AssistantMessage, Context, Tool, UserMessage, get_models, launch_stream, stream
+from tau.ai import AssistantMessage, Context, Tool, UserMessage, get_models, stream
 from tau.ai import stream_simple as simple
-from tau.ai.core.settings import resolve_options
+from tau.ai.adapters import launch_stream
 from tau.ai.core.types import Model, TextContent, ToolCall
 from tau.ai.providers.google import request as shared
 from tau.ai.providers.google.decoder import GoogleDecoder
@@ -383,11 +383,11 @@ def test_stream_simple_turns_it_on_for_gemini_3_on_vertex(
 ) -> None:
     model = Model(id=model_id, name=model_id, api=api, provider="p", base_url="")
     record = VERTEX if api == "google-vertex" else GEMINI
-    assert resolve_options(record, model, {})["stream_function_call_arguments"] is on
+    assert record.resolve(model, {})["stream_function_call_arguments"] is on
     # The caller's choice wins either way.
     for asked in (True, False):
         settings = {"google_stream_function_call_arguments": asked}
-        chosen = resolve_options(record, model, settings)
+        chosen = record.resolve(model, settings)
         assert chosen["stream_function_call_arguments"] is asked
 
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from tau.ai.core.settings import resolve_options
 from tau.ai.core.types import (
     AssistantMessage,
     Context,
@@ -30,7 +29,8 @@ from tau.ai.providers.mistral.decoder import (
 )
 from tau.ai.providers.mistral.provider import PROVIDER
 from tau.ai.providers.mistral.request import IMAGE_OMITTED, request_body
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.launch import launch_stream
 
 PNG = "iVBORw0KGgo="
 
@@ -395,9 +395,9 @@ def test_foreign_tool_call_ids_become_nine_characters() -> None:
 def test_stream_simple_prompt_mode() -> None:
     plain = dataclasses.replace(magistral(), reasoning=False)
     captured = [
-        resolve_options(PROVIDER, magistral(), {"reasoning": "low"}),
-        resolve_options(PROVIDER, magistral(), {}),
-        resolve_options(PROVIDER, plain, {"reasoning": "high"}),
+        PROVIDER.resolve(magistral(), {"reasoning": "low"}),
+        PROVIDER.resolve(magistral(), {}),
+        PROVIDER.resolve(plain, {"reasoning": "high"}),
     ]
     assert [o.get("prompt_mode") for o in captured] == ["reasoning", None, None]
     assert json.dumps(captured[0]["max_tokens"])

@@ -75,3 +75,14 @@ def test_an_old_import_in_a_script_warns_once_by_default() -> None:
         check=True,
     )
     assert "tau.ai.catalog is deprecated; use tau.ai.lookup.catalog" in result.stderr
+
+
+def test_the_split_builder_finds_each_part_in_its_own_module() -> None:
+    _fresh("tau.ai.builder")
+    with pytest.warns(DeprecationWarning, match="use tau.ai.streaming.builder"):
+        from tau.ai.builder import MessageBuilder, launch_stream, output_cap
+    from tau.ai.streaming.builder import MessageBuilder as Builder
+    from tau.ai.streaming.launch import launch_stream as launch
+    from tau.ai.streaming.output_cap import output_cap as cap
+
+    assert (MessageBuilder, launch_stream, output_cap) == (Builder, launch, cap)

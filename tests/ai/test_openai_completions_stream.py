@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tau.ai import AssistantMessage, AssistantMessageEvent, launch_stream
+from tau.ai import AssistantMessage, AssistantMessageEvent
+from tau.ai.adapters import launch_stream
 from tau.ai.capabilities.overflow import is_context_overflow
 from tau.ai.core.types import Model, ModelCost, ThinkingContent
 from tau.ai.providers.openai_completions.decoder import OpenAICompletionsDecoder, parse_usage

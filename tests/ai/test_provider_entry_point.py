@@ -50,8 +50,8 @@ PACKAGE = {
     "tiny_provider/request.py": """
         from __future__ import annotations
 
-        from tau.ai import Context, Model, UserMessage, require_api_key
-        from tau.ai import ProviderRequest
+        from tau.ai import Context, Model, UserMessage
+        from tau.ai.adapters import ProviderRequest, require_api_key
 
         from tiny_provider.options import TinyOptions
 
@@ -76,7 +76,7 @@ PACKAGE = {
 
         import json
 
-        from tau.ai import MessageBuilder
+        from tau.ai.adapters import MessageBuilder
 
 
         class TinyDecoder:
@@ -102,7 +102,8 @@ PACKAGE = {
 
         import os
 
-        from tau.ai import Model, Provider
+        from tau.ai import Model
+        from tau.ai.adapters import Provider
 
         from tiny_provider.decoder import TinyDecoder
         from tiny_provider.options import TinyOptions

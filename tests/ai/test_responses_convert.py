@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tau.ai.core.settings import resolve_options
 from tau.ai.core.types import (
     AssistantMessage,
     Context,
@@ -346,7 +345,7 @@ def test_reasoning_params_only_for_reasoning_models() -> None:
 def test_stream_simple_maps_level_to_effort(model_id: str, level: str, effort: str) -> None:
     model = find_model("openai", model_id) or gpt()
     model.id = model_id
-    options = resolve_options(RESPONSES, model, {"reasoning": level})
+    options = RESPONSES.resolve(model, {"reasoning": level})
     assert options["reasoning_effort"] == effort
     assert "reasoning" not in options
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from tau.ai.lookup.catalog import get_model
 from tau.ai.providers.mistral.decoder import MistralDecoder
 from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
-from tau.ai.streaming.builder import MessageBuilder, ProviderError, launch_stream
+from tau.ai.streaming.builder import MessageBuilder, ProviderError
+from tau.ai.streaming.launch import launch_stream
 from tests.ai.stream_checks import check_grammar
 
 MODEL = get_model("openai", "gpt-5-mini")

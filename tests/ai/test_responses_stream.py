@@ -16,7 +16,8 @@ from tau.ai.core.types import (
     ToolCall,
 )
 from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.launch import launch_stream
 
 MODEL = Model(
     id="gpt-5-mini",

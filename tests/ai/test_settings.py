@@ -15,12 +15,11 @@ from tau.ai.core.options import StreamOptions
 from tau.ai.core.settings import (
     BUILTIN_SETTING_KEYS,
     default_max_tokens,
-    resolve_options,
 )
 from tau.ai.lookup.provider import Provider
 from tau.ai.lookup.registry import resolve_api_provider
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, faux_payloads, text
-from tau.ai.streaming.builder import output_cap
+from tau.ai.streaming.output_cap import output_cap, output_chars_for
 
 REPO = Path(__file__).resolve().parents[2]
 CTX = Context([UserMessage("hi")])
@@ -101,7 +100,7 @@ def test_a_provider_reads_its_own_keys_unprefixed_and_ignores_the_others() -> No
         "openai_service_tier": "flex",
         "bedrock_region": "eu-west-1",
     }
-    options = resolve_options(record("anthropic-messages"), model, settings)
+    options = record("anthropic-messages").resolve(model, settings)
     assert options == {
         "max_tokens": 900,
         "tool_choice": "auto",
@@ -110,7 +109,7 @@ def test_a_provider_reads_its_own_keys_unprefixed_and_ignores_the_others() -> No
     }
     # The same object for an OpenAI model: its own key, nothing of Anthropic's.
     gpt = get_model("openai", "gpt-5")
-    assert resolve_options(record("openai-responses"), gpt, settings) == {
+    assert record("openai-responses").resolve(gpt, settings) == {
         "max_tokens": 900,
         "tool_choice": "auto",
         "service_tier": "flex",
@@ -121,18 +120,18 @@ def test_a_common_key_a_provider_has_no_use_for_is_left_out() -> None:
     # A provider without a tool choice (llama-cpp's options are these): the key is dropped.
     plain = Provider(api="plain", options=StreamOptions, prefix="plain_", stream=stream)
     local = get_model("faux", "echo")
-    options = resolve_options(plain, local, {"tool_choice": "auto", "temperature": 0.2})
+    options = plain.resolve(local, {"tool_choice": "auto", "temperature": 0.2})
     assert options == {"temperature": 0.2, "max_tokens": default_max_tokens(local)}
 
 
 def test_the_reasoning_level_is_mapped_and_an_explicit_own_key_wins() -> None:
     model = get_model("anthropic", "claude-sonnet-4-5")
     anthropic = record("anthropic-messages")
-    mapped = resolve_options(anthropic, model, {"reasoning": "low"})
+    mapped = anthropic.resolve(model, {"reasoning": "low"})
     assert mapped["thinking_enabled"] is True
     assert mapped["max_tokens"] == default_max_tokens(model) + mapped["thinking_budget_tokens"]
-    explicit = resolve_options(
-        anthropic, model, {"reasoning": "low", "anthropic_thinking_budget_tokens": 3000}
+    explicit = anthropic.resolve(
+        model, {"reasoning": "low", "anthropic_thinking_budget_tokens": 3000}
     )
     assert explicit["thinking_budget_tokens"] == 3000
 
@@ -154,8 +153,6 @@ def test_max_tokens_has_one_default() -> None:
 
     body = request_body(model, CTX, {})
     assert body["max_tokens"] == default_max_tokens(model)
-    from tau.ai.streaming.builder import output_chars_for
-
     assert output_cap(model, {}) == output_chars_for(default_max_tokens(model))
 
 

@@ -15,14 +15,7 @@ import math
 import httpx2
 import pytest
 
-from tau.ai import (
-    AssistantMessage,
-    Context,
-    ProviderError,
-    ToolCall,
-    UserMessage,
-    stream,
-)
+from tau.ai import AssistantMessage, Context, ProviderError, ToolCall, UserMessage, stream
 from tau.ai.streaming.sse import decode_json_data, parse_event_json, parse_json
 from tau.proxy import stream_proxy
 from tests.ai.fault_cases import CASES, AdapterCase, case_params

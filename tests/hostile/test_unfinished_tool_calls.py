@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tau.ai import AssistantMessage, launch_stream
+from tau.ai import AssistantMessage
+from tau.ai.adapters import launch_stream
 from tau.ai.core.types import TextContent, ToolCall
 from tau.ai.streaming.builder import MessageBuilder
 from tests.ai import test_anthropic as anthropic

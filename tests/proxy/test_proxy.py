@@ -19,12 +19,12 @@ from tau.ai import (
     AssistantMessageEventStream,
     Context,
     Model,
-    OutputSchema,
     Tool,
     ToolCall,
     UserMessage,
     stream_simple,
 )
+from tau.ai.adapters import OutputSchema
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, thinking, tool_call
 from tau.proxy import stream_proxy
 

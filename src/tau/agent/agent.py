@@ -94,23 +94,20 @@ from tau.agent.types import (
 )
 from tau.agent.usage import RunUsage, UsageLimits
 from tau.ai import (
-    ABORTED_MESSAGE,
     AbortController,
     AssistantMessage,
     ImageContent,
     Model,
-    OutputMode,
-    OutputSpec,
     PayloadHook,
     Settings,
     TextContent,
     ThinkingBudgets,
     UserContent,
     UserMessage,
-    describe_error,
     fallback_stream_fn,
-    supports_native_output,
 )
+from tau.ai.adapters import ABORTED_MESSAGE, describe_error
+from tau.ai.structured import OutputMode, OutputSpec, supports_native_output
 
 __all__ = ["Agent", "AgentListener", "AgentState", "QueueMode", "RunResult"]
 

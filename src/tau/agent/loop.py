@@ -21,7 +21,8 @@ from tau.agent.events import AgentEndEvent, AgentEvent
 from tau.agent.messages import AgentMessage, message_role
 from tau.agent.run import AgentRun
 from tau.agent.types import AgentContext, AgentEventSink, AgentLoopConfig, StreamFn
-from tau.ai import AbortSignal, AssistantMessage, EventStream
+from tau.ai import AbortSignal, AssistantMessage
+from tau.ai.adapters import EventStream
 
 __all__ = [
     "AgentError",

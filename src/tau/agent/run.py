@@ -83,8 +83,6 @@ from tau.agent.types import (
 )
 from tau.agent.usage import UsageGuard
 from tau.ai import (
-    ABORTED_MESSAGE,
-    OUTPUT_TOOL_NAME,
     AbortController,
     AbortedError,
     AbortSignal,
@@ -98,8 +96,9 @@ from tau.ai import (
     ProviderError,
     StopReason,
     ToolResultMessage,
-    describe_error,
 )
+from tau.ai.adapters import ABORTED_MESSAGE, describe_error
+from tau.ai.structured import OUTPUT_TOOL_NAME
 
 __all__ = ["NO_TERMINAL_MESSAGE", "AgentRun", "default_stream_fn"]
 

@@ -6,7 +6,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from tau.ai import Settings, check_settings
+from tau.ai import Settings
+from tau.ai.adapters import check_settings
 
 __all__ = ["agent_settings"]
 

@@ -51,7 +51,8 @@ from tau.agent.types import (
     GetMessages,
 )
 from tau.agent.usage import UsageGuard
-from tau.ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage, describe_error
+from tau.ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage
+from tau.ai.adapters import describe_error
 
 __all__ = [
     "ABORTED_TOOL_MESSAGE",

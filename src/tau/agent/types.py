@@ -22,12 +22,12 @@ from tau.ai import (
     AssistantMessageEventStream,
     Message,
     Model,
-    OutputMode,
     ThinkingBudgets,
     ThinkingLevel,
     ToolCall,
     UserContent,
 )
+from tau.ai.structured import OutputMode
 
 if TYPE_CHECKING:
     from tau.agent.events import AgentEvent

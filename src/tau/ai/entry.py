@@ -14,7 +14,6 @@ message (``complete_sync(model, "hi")``); anything else raises ``TypeError`` at 
 from __future__ import annotations
 
 import asyncio
-import queue
 import threading
 from collections.abc import Coroutine, Iterator, Mapping
 from concurrent.futures import Future
@@ -221,6 +220,9 @@ def stream_sync(
 def _sync_events(
     model: Model, context: Context, options: Mapping[str, Any]
 ) -> Iterator[AssistantMessageEvent]:
+    # Imported here: only the sync helpers need it, not ``import tau.ai``.
+    import queue
+
     events: queue.SimpleQueue[AssistantMessageEvent | Exception | None] = queue.SimpleQueue()
 
     async def pump() -> None:

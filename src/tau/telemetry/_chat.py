@@ -11,13 +11,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from tau.ai import (
-    AssistantMessage,
-    AssistantMessageEvent,
-    Context,
-    Model,
-    http_observer,
-)
+from tau.ai import AssistantMessage, AssistantMessageEvent, Context, Model
+from tau.ai.adapters import http_observer
 from tau.telemetry import _content, _semconv
 from tau.telemetry._guard import guarded
 

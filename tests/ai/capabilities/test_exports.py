@@ -1,4 +1,4 @@
-"""The utilities are public names of tau.ai, and importing tau.ai stays light."""
+"""The utilities are public names of their face, and importing tau.ai stays light."""
 
 from __future__ import annotations
 
@@ -6,30 +6,32 @@ import subprocess
 import sys
 
 import tau.ai
+import tau.ai.adapters
 
-UTILITIES = [
-    "IncrementalJsonParser",
-    "parse_streaming_json",
-    "validate_tool_call",
-    "validate_tool_arguments",
-    "ToolValidationError",
-    "transform_messages",
-    "MistralIdNormalizer",
-    "normalize_id_anthropic",
-    "normalize_id_openai_completions",
-    "normalize_id_responses",
-    "is_context_overflow",
-    "overflow_patterns",
-    "sanitize_surrogates",
-    "short_hash",
-    "context_chars",
-]
+# The utilities a user calls are on tau.ai; the ones adapters are built from on tau.ai.adapters.
+UTILITIES = {
+    "validate_tool_call": tau.ai,
+    "validate_tool_arguments": tau.ai,
+    "ToolValidationError": tau.ai,
+    "is_context_overflow": tau.ai,
+    "context_chars": tau.ai,
+    "IncrementalJsonParser": tau.ai.adapters,
+    "parse_streaming_json": tau.ai.adapters,
+    "transform_messages": tau.ai.adapters,
+    "MistralIdNormalizer": tau.ai.adapters,
+    "normalize_id_anthropic": tau.ai.adapters,
+    "normalize_id_openai_completions": tau.ai.adapters,
+    "normalize_id_responses": tau.ai.adapters,
+    "overflow_patterns": tau.ai.adapters,
+    "sanitize_surrogates": tau.ai.adapters,
+    "short_hash": tau.ai.adapters,
+}
 
 
 def test_utilities_are_exported() -> None:
-    for name in UTILITIES:
-        assert name in tau.ai.__all__
-        assert getattr(tau.ai, name) is not None
+    for name, face in UTILITIES.items():
+        assert name in face.__all__, (face.__name__, name)
+        assert getattr(face, name) is not None
 
 
 def test_validation_libraries_load_only_when_validating() -> None:

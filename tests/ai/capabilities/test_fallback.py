@@ -18,7 +18,6 @@ import pytest
 
 import tau.ai.streaming.http as tau_http
 from tau.ai import (
-    DEFAULT_FALL_BACK_ON,
     AbortController,
     AssistantMessageEvent,
     Context,
@@ -30,6 +29,7 @@ from tau.ai import (
     UserMessage,
     fallback_stream_fn,
 )
+from tau.ai.capabilities.fallback import DEFAULT_FALL_BACK_ON
 from tests.ai.fault_cases import CASES
 from tests.ai.servers import (
     CLOSE,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tau.ai import Context, Model, ModelCost, UserMessage, calculate_cost, complete
+from tau.ai import Context, Model, ModelCost, UserMessage, complete
+from tau.ai.adapters import calculate_cost
 from tau.ai.core.types import Usage
 from tau.ai.providers.faux import FauxResponse, faux_model, text
 

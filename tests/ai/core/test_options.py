@@ -13,17 +13,8 @@ from typing import Any
 import pytest
 
 import tau.ai
-from tau.ai import (
-    Context,
-    Model,
-    UserMessage,
-    complete,
-    complete_sync,
-    register_api_provider,
-    stream,
-    stream_simple,
-    unregister_api_providers,
-)
+from tau.ai import Context, Model, UserMessage, complete, complete_sync, stream, stream_simple
+from tau.ai.adapters import register_api_provider, unregister_api_providers
 from tau.ai.core.options import SimpleStreamOptions, StreamOptions, option_keys
 from tau.ai.lookup.catalog import get_model
 from tau.ai.lookup.registry import get_api_provider, get_api_providers

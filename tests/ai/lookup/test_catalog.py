@@ -12,13 +12,13 @@ import pytest
 
 from tau.ai import (
     UnknownModelError,
-    calculate_cost,
     find_model,
     get_model,
     get_models,
     get_providers,
     models_are_equal,
 )
+from tau.ai.adapters import calculate_cost
 from tau.ai.core.types import Usage
 from tau.ai.lookup.catalog import catalog_source
 from tau.ai.lookup.env_keys import key_variables

@@ -10,17 +10,19 @@ import pytest
 from tau.ai import (
     AssistantMessageEventStream,
     Context,
-    MessageBuilder,
     Model,
-    UnknownApiError,
     UserMessage,
     complete,
+    stream,
+    stream_simple,
+)
+from tau.ai.adapters import (
+    MessageBuilder,
+    UnknownApiError,
     get_api_provider,
     get_api_providers,
     launch_stream,
     register_api_provider,
-    stream,
-    stream_simple,
     unregister_api_providers,
 )
 from tau.ai.lookup import registry as registry_module

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tau.ai import AssistantMessage, AssistantMessageEvent, MessageBuilder, launch_stream
+from tau.ai import AssistantMessage, AssistantMessageEvent
+from tau.ai.adapters import MessageBuilder, launch_stream
 from tau.ai.core.types import Model, ModelCost, TextContent, ThinkingContent, ToolCall
 from tests.ai.stream_checks import check_grammar
 

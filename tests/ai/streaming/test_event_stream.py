@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from tau.ai import EventStream, StreamEndedError
+from tau.ai import StreamEndedError
+from tau.ai.adapters import EventStream
 from tau.ai.providers.faux import faux_model
 from tau.ai.streaming.builder import MessageBuilder
 from tau.ai.streaming.event_stream import AssistantMessageEventStream

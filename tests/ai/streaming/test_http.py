@@ -14,7 +14,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from tau.ai import AbortController, Model, launch_stream
+from tau.ai import AbortController, Model
+from tau.ai.adapters import launch_stream
 from tau.ai.streaming import http as tau_http
 from tau.ai.streaming.builder import MessageBuilder, ProviderError
 from tau.ai.streaming.http import (

@@ -16,7 +16,8 @@ from typing import Any, Protocol
 from mcp import types as mcp_types
 
 from tau.agent.tools import AgentTool, AgentToolResult, ToolUpdateCallback
-from tau.ai import AbortSignal, short_hash
+from tau.ai import AbortSignal
+from tau.ai.adapters import short_hash
 
 __all__ = ["MCPTool", "MCPToolset", "ToolServer", "model_tool_name"]
 

@@ -11,9 +11,9 @@ its prefix (``anthropic_effort``, ``openai_service_tier``, ``bedrock_region``…
 
 A misspelt key is a ``TypeError`` where the settings are given (and a type checker's error
 before that); a key of another provider is ignored by an adapter, so one object serves a
-fallback across providers. :func:`resolve_options` turns settings into one adapter's options,
-once per request; it is the one place the ``max_tokens`` default is applied
-(:func:`default_max_tokens`).
+fallback across providers. A provider record's ``resolve`` turns settings into its options,
+once per request (:meth:`tau.ai.lookup.provider.Provider.resolve`), applying the one
+``max_tokens`` default written here (:func:`default_max_tokens`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from tau.ai.core.settings_types import CommonSettings, Settings
 
 if TYPE_CHECKING:
     from tau.ai.core.types import Model
-    from tau.ai.lookup.provider import Provider
 
 __all__ = [
     "BUILTIN_SETTING_KEYS",
@@ -35,7 +34,6 @@ __all__ = [
     "Settings",
     "default_max_tokens",
     "request_max_tokens",
-    "resolve_options",
 ]
 
 BUILTIN_SETTING_KEYS: frozenset[str] = option_keys(Settings)
@@ -57,34 +55,3 @@ def request_max_tokens(model: Model, options: Mapping[str, Any]) -> int:
     if isinstance(given, int) and not isinstance(given, bool) and given > 0:
         return given
     return default_max_tokens(model)
-
-
-def resolve_options(
-    provider: Provider, model: Model, settings: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The options ``provider``'s functions see for one request, from ``settings``.
-
-    The one copy of a request's settings: the common keys the provider takes, its own keys
-    without their prefix (an explicit one wins over what the reasoning map chose), the
-    ``max_tokens`` default, and the unified ``reasoning`` level mapped by the provider. Keys
-    of other providers, and common keys it has no use for, are left out.
-    """
-    table = provider.setting_keys
-    out: dict[str, Any] = {}
-    own: list[tuple[str, Any]] = []
-    for key, value in settings.items():
-        name = table.get(key)
-        if name is None:
-            continue
-        if name in provider.common_keys:
-            out[name] = value
-        else:
-            own.append((name, value))
-    if "max_tokens" in provider.option_keys:
-        out["max_tokens"] = request_max_tokens(model, out)
-    mapping = provider.reasoning
-    if mapping is not None:
-        mapping(model, out, settings.get("reasoning"), settings.get("thinking_budgets"))
-    for name, value in own:
-        out[name] = value
-    return out

@@ -240,7 +240,9 @@ class ImageContent:
 
 
 AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
+"""A block of an assistant message: text, thinking or a tool call."""
 UserContent: TypeAlias = TextContent | ImageContent
+"""A block of a user message (or of a tool result): text or an image."""
 
 
 # --------------------------------------------------------------------------- usage
@@ -329,6 +331,7 @@ class ToolResultMessage:
 
 
 Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+"""One message of a conversation: from the user, from the model, or a tool's result."""
 _MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolResultMessage)
 
 

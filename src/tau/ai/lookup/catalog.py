@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from tau.ai.capabilities.serialization import load_model
 from tau.ai.core.types import Model
+from tau.ai.lookup.plugins import load_plugins
 
 # A plain path, not importlib.resources: that import alone would double the cost of
 # ``import tau.ai``, and the package is always installed as files.
@@ -48,17 +49,6 @@ def _catalog() -> dict[str, dict[str, Any]]:
     return index
 
 
-_more_models: Callable[[], None] | None = None
-"""Loads the providers that may bring models of their own (installed by the registry)."""
-
-
-def set_model_loader(loader: Callable[[], None]) -> None:
-    """``loader()`` registers the providers whose records bring models (entry points); it runs
-    once, on the first lookup the built-in data cannot answer."""
-    global _more_models
-    _more_models = loader
-
-
 def add_models(models: Iterable[Model]) -> None:
     """Make ``models`` part of the catalog (a provider record's own, see ``Provider.catalog``)."""
     from tau.ai.capabilities.serialization import dump_model
@@ -71,12 +61,10 @@ def add_models(models: Iterable[Model]) -> None:
 
 def _answering(provider: str, model_id: str | None = None) -> dict[str, dict[str, Any]]:
     # The index, after loading the providers that may add models when it lacks the one asked.
-    global _more_models
     index = _catalog()
     known = index.get(provider)
-    if (known is None or (model_id is not None and model_id not in known)) and _more_models:
-        loader, _more_models = _more_models, None
-        loader()
+    if known is None or (model_id is not None and model_id not in known):
+        load_plugins()
     return index
 
 

@@ -7,9 +7,9 @@ Credentials, Bedrock with the AWS credential chain), a ``credentials`` function 
 :data:`AUTHENTICATED` when credentials are configured: their adapters must then authenticate
 through that chain, never send the sentinel as a key.
 
-The registry declares a record's variables here when it loads the record, and is asked (the
-loader it installs) to load the records that may know a provider not declared yet. This
-module imports nothing of the registry: records are read through that loader.
+The registry declares a record's variables here when it loads the record, and is asked
+(through :mod:`tau.ai.lookup.plugins`) to load the records that may know a provider not
+declared yet. This module imports nothing of the registry.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 
 from tau.ai.core.errors import ProviderError
 from tau.ai.core.types import Model
+from tau.ai.lookup.plugins import load_key_records
 
 __all__ = [
     "AUTHENTICATED",
@@ -29,18 +30,15 @@ __all__ = [
     "key_variables",
     "require_api_key",
     "resolve_api_key",
-    "set_record_loader",
 ]
 
 AUTHENTICATED = "<authenticated>"
 """Returned instead of a key when ambient credentials (ADC, the AWS chain) are configured."""
 
 Credentials = Callable[[], "str | None"]
-RecordLoader = Callable[[str, "str | None"], None]
 
 # provider -> (its variables, the credentials function of the record that declared it)
 _declared: dict[str, tuple[tuple[str, ...], Credentials | None]] = {}
-_loader: RecordLoader | None = None
 
 
 def declare(variables: Mapping[str, tuple[str, ...]], credentials: Credentials | None) -> None:
@@ -54,16 +52,10 @@ def is_declared(provider: str) -> bool:
     return provider in _declared
 
 
-def set_record_loader(loader: RecordLoader) -> None:
-    """``loader(provider, api)`` loads the records that may declare ``provider`` (the registry)."""
-    global _loader
-    _loader = loader
-
-
 def _source(provider: str, api: str | None) -> tuple[tuple[str, ...], Credentials | None]:
     found = _declared.get(provider)
-    if found is None and _loader is not None:
-        _loader(provider, api)
+    if found is None:
+        load_key_records(provider, api)
         found = _declared.get(provider)
     return found if found is not None else ((), None)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from tau.ai.core.types import Model
 
 LOCAL_PROVIDER = "local"
+"""The provider name of the models that run in this process (llama.cpp, the ``[local]`` extra)."""
 DEFAULT_LOCAL_MODEL_ID = "smollm2-135m-instruct"
 LOCAL_MODEL_ENV = "TAU_LOCAL_MODEL"
 INSTALL_HINT = (

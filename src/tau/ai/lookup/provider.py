@@ -127,6 +127,38 @@ class Provider:
         """Its own keys under their prefix: what it adds to :class:`tau.ai.Settings`."""
         return frozenset(own_setting_key(self.prefix, key) for key in self.own_keys)
 
+    def resolve(self, model: Model, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """The options its functions see for one request, from ``settings``.
+
+        The one copy of a request's settings: the common keys it takes, its own keys without
+        their prefix (an explicit one wins over what the reasoning map chose), the
+        ``max_tokens`` default (:func:`tau.ai.core.settings.request_max_tokens`), and the
+        unified ``reasoning`` level mapped. Keys of other providers, and common keys it has no
+        use for, are left out.
+        """
+        from tau.ai.core.settings import request_max_tokens
+
+        table = self.setting_keys
+        common = self.common_keys
+        out: dict[str, Any] = {}
+        own: list[tuple[str, Any]] = []
+        for key, value in settings.items():
+            name = table.get(key)
+            if name is None:
+                continue
+            if name in common:
+                out[name] = value
+            else:
+                own.append((name, value))
+        if "max_tokens" in self.option_keys:
+            out["max_tokens"] = request_max_tokens(model, out)
+        mapping = self.reasoning
+        if mapping is not None:
+            mapping(model, out, settings.get("reasoning"), settings.get("thinking_budgets"))
+        for name, value in own:
+            out[name] = value
+        return out
+
     def run(self) -> StreamFunction:
         """The function a call runs: its own ``stream``, or the HTTP driver on its parts."""
         if self.stream is not None:

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau.ai.core.options import check_options, option_keys
-from tau.ai.core.settings import BUILTIN_SETTING_KEYS, Settings, resolve_options
+from tau.ai.core.settings import BUILTIN_SETTING_KEYS, Settings
 from tau.ai.core.types import Context, Model
-from tau.ai.lookup import catalog, env_keys
+from tau.ai.lookup import plugins
 from tau.ai.lookup.provider import Provider, StreamFunction
-from tau.ai.streaming.builder import error_stream
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import error_stream
 
 __all__ = [
     "BUILTIN_PROVIDERS",
@@ -145,7 +145,7 @@ def _from_record(record: Provider, source_id: str | None) -> ApiProvider:
     def stream_simple(
         model: Model, context: Context, settings: Mapping[str, Any]
     ) -> AssistantMessageEventStream:
-        return run(model, context, resolve_options(record, model, settings))
+        return run(model, context, record.resolve(model, settings))
 
     return ApiProvider(record.api, run, stream_simple, source_id, record.options, Settings, record)
 
@@ -154,10 +154,14 @@ def register_provider(record: Provider, *, source_id: str | None = None) -> None
     """Serve ``record.api`` with this record (replacing any earlier registration); its own
     settings keys become known to :func:`check_settings`."""
     global _known
+    from tau.ai.lookup.env_keys import declare
+
     _registry[record.api] = _from_record(record, source_id)
-    env_keys.declare(record.env_keys, record.credentials)
+    declare(record.env_keys, record.credentials)
     if record.catalog is not None:
-        catalog.add_models(record.catalog())
+        from tau.ai.lookup.catalog import add_models
+
+        add_models(record.catalog())
     if not _known.issuperset(record.own_setting_keys):
         _known = _known | record.own_setting_keys
 
@@ -297,22 +301,26 @@ def _load_entry_points() -> None:
 def _load_key_records(provider: str, api: str | None) -> None:
     """Load the records that may declare ``provider``'s key variables: its ``api``'s, those
     of the apis the catalog lists its models under, then the built-ins that need no extra."""
+    from tau.ai.lookup.env_keys import is_declared
+
     if api is not None:
         get_api_provider(api)
-    if env_keys.is_declared(provider):
+    if is_declared(provider):
         return
-    for other in catalog.apis_of(provider):
+    from tau.ai.lookup.catalog import apis_of
+
+    for other in apis_of(provider):
         get_api_provider(other)
     for other, target in BUILTIN_PROVIDERS.items():
-        if env_keys.is_declared(provider):
+        if is_declared(provider):
             return
         if "[" not in target:
             get_api_provider(other)
 
 
-env_keys.set_record_loader(_load_key_records)
+plugins.set_key_record_loader(_load_key_records)
 
-catalog.set_model_loader(_load_entry_points)
+plugins.set_plugin_loader(_load_entry_points)
 
 
 def _unavailable(

@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
-import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, TypeGuard, cast
 
 from tau.ai.core.errors import ProviderError, ProviderHTTPError
-from tau.ai.core.types import Context, Model, ToolCall
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.core.types import Context, Model
+from tau.ai.streaming.builder import MessageBuilder
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.json_body import json_bytes
+from tau.ai.streaming.launch import launch_stream
 from tau.ai.streaming.sse import oversized_event
 
 __all__ = [
@@ -36,11 +36,9 @@ __all__ = [
     "FrameDecoder",
     "ProviderRequest",
     "apply_on_payload",
-    "json_text",
     "launch_http",
     "run_http_adapter",
     "set_given",
-    "tool_arguments_json",
 ]
 
 
@@ -133,7 +131,7 @@ async def run_http_adapter(
     """Send ``request`` and feed the response to ``decoder`` until it has ended: its
     server-sent events, or the raw chunks of a binary event stream for a
     :class:`FrameDecoder`."""
-    from tau.ai.streaming.http import SSE_TYPES, json_bytes, open_stream
+    from tau.ai.streaming.http import SSE_TYPES, open_stream
 
     frames = decoder if _reads_frames(decoder) else None
     expect = (frames.content_type,) if frames is not None else SSE_TYPES
@@ -167,50 +165,6 @@ async def run_http_adapter(
             raise
         raise explain(exc) from exc
     decoder.finish()
-
-
-def json_text(value: Any, what: str = "The request body", **dumps: Any) -> str:
-    """``value`` as JSON text (``dumps`` are :func:`json.dumps`'s keyword arguments).
-
-    JSON has no NaN or Infinity: Python would write them as bare ``NaN``, which providers
-    reject as invalid JSON (or worse, read as something else). Here they are a
-    :class:`~tau.ai.core.errors.ProviderError` naming where the number is, ``what`` naming the
-    value (``"Tool call 'get' arguments"``). The walk that finds the place runs only on failure.
-    """
-    try:
-        return json.dumps(value, allow_nan=False, **dumps)
-    except ValueError as exc:
-        where = _non_finite_path(value, "")
-        if where is None:
-            raise ProviderError(f"{what} cannot be sent as JSON: {exc}") from None
-        path, number = where
-        raise ProviderError(
-            f"{what} holds the non-finite number {number!r} at {path or 'the top'}: JSON has "
-            "no NaN or Infinity, so it cannot be sent (check the option or tool argument "
-            "that produced it)"
-        ) from None
-
-
-def tool_arguments_json(call: ToolCall, **dumps: Any) -> str:
-    """A tool call's arguments as the JSON text the wire formats that take a string carry
-    (:func:`json_text`: a NaN among them is a clear error, never invalid JSON upstream)."""
-    return json_text(call.arguments, f"Tool call {call.name!r} arguments", **dumps)
-
-
-def _non_finite_path(value: Any, path: str) -> tuple[str, float] | None:
-    if isinstance(value, float):
-        return None if math.isfinite(value) else (path, value)
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            found = _non_finite_path(item, f"{path}.{key}" if path else str(key))
-            if found is not None:
-                return found
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            found = _non_finite_path(item, f"{path}[{index}]")
-            if found is not None:
-                return found
-    return None
 
 
 def _reader_pacing(builder: MessageBuilder, limit: int) -> Callable[[Any], Awaitable[None]]:

@@ -1,19 +1,18 @@
-"""The event machinery every adapter shares.
+"""The message builder: one streamed response's ``partial`` message and its events.
 
 An adapter is an ``async def run(builder)`` that translates provider output into calls on a
-:class:`MessageBuilder`; :func:`launch_stream` runs it as a task and guarantees the stream
-contract: ``start`` first, start/delta/end per block, exactly one terminal event, errors and
-aborts in the stream (never raised), and the connection closed on abort or early exit.
+:class:`MessageBuilder`, which keeps the stream contract's block rules: ``start`` first,
+start/delta/end per block, exactly one terminal event, unfinished tool calls never ended, and
+the output cap (:mod:`tau.ai.streaming.output_cap`). :func:`~tau.ai.streaming.launch.launch_stream`
+runs the adapter as a task around a builder.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Hashable
 from typing import Any
 
-from tau.ai.core.abort import AbortedError, AbortSignal
 from tau.ai.core.cost import calculate_cost
 from tau.ai.core.errors import ABORTED_MESSAGE as ABORTED_MESSAGE
 from tau.ai.core.errors import UNKNOWN_ERROR_MESSAGE as UNKNOWN_ERROR_MESSAGE
@@ -36,7 +35,7 @@ from tau.ai.core.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from tau.ai.core.settings import default_max_tokens, request_max_tokens
+from tau.ai.core.settings import default_max_tokens
 from tau.ai.core.types import (
     AssistantContent,
     AssistantMessage,
@@ -46,6 +45,7 @@ from tau.ai.core.types import (
     ToolCall,
 )
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.output_cap import output_chars_for
 
 
 class MessageBuilder:
@@ -481,109 +481,3 @@ def _unfinished_calls_message(calls: list[ToolCall], reason: str) -> str:
         f"The response ended (stop reason {reason!r}) inside tool call{plural} {names}: "
         "the arguments never closed, so the call was not finished"
     )
-
-
-OUTPUT_CAP_BASE = 1 << 20
-"""Characters of output every response may hold, whatever its token limit."""
-OUTPUT_CAP_PER_TOKEN = 64
-"""Characters per token of ``max_tokens`` on top of the base: a token is about 4 characters
-of text; 64 leaves room for the longest tokens, JSON escapes in tool arguments, and
-reasoning a provider streams as summaries."""
-
-
-def output_chars_for(max_tokens: int) -> int:
-    """The output cap of a response limited to ``max_tokens`` tokens."""
-    return OUTPUT_CAP_BASE + OUTPUT_CAP_PER_TOKEN * max(max_tokens, 0)
-
-
-def output_cap(model: Model, options: Mapping[str, Any]) -> int:
-    """Characters of output (text, thinking, tool arguments) one response may stream: the
-    ``max_output_chars`` option, else :func:`output_chars_for` the request's ``max_tokens``
-    (the option, or its one default: :func:`tau.ai.core.settings.default_max_tokens`)."""
-    explicit = options.get("max_output_chars")
-    if explicit is not None:
-        if not isinstance(explicit, int) or isinstance(explicit, bool) or explicit <= 0:
-            raise ProviderError(
-                f"max_output_chars must be a positive number of characters, not {explicit!r}"
-            )
-        return explicit
-    return output_chars_for(request_max_tokens(model, options))
-
-
-Runner = Callable[[MessageBuilder], Awaitable[None]]
-
-
-def launch_stream(
-    model: Model, options: Mapping[str, Any], run: Runner
-) -> AssistantMessageEventStream:
-    """Start ``run`` as a task feeding a new stream, and return the stream at once.
-
-    Whatever ``run`` raises becomes an ``error`` event; the ``signal`` option, task
-    cancellation and a consumer leaving early all end it with ``aborted``.
-    """
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        raise RuntimeError(
-            "tau.ai streams need a running asyncio event loop; from synchronous code "
-            "use tau.ai.complete_sync() or tau.ai.stream_sync()"
-        ) from None
-    stream = AssistantMessageEventStream()
-    signal: AbortSignal | None = options.get("signal")
-    try:
-        cap = output_cap(model, options)
-    except ProviderError as exc:
-        return error_stream(model, str(exc))
-    builder = MessageBuilder(model, stream, cap)
-
-    async def drive() -> None:
-        remove_callback: Callable[[], None] | None = None
-        try:
-            if signal is not None:
-                if signal.aborted:
-                    raise AbortedError(signal.reason or ABORTED_MESSAGE)
-                remove_callback = signal.add_callback(lambda: _cancel_threadsafe(loop, task))
-            await run(builder)
-            builder.done()
-        except asyncio.CancelledError:
-            reason = signal.reason if signal is not None and signal.aborted else None
-            builder.fail(reason or ABORTED_MESSAGE, aborted=True)
-        except AbortedError as exc:
-            builder.fail(describe_error(exc), aborted=True, cause=exc)
-        except Exception as exc:
-            aborted = signal is not None and signal.aborted
-            builder.fail(describe_error(exc), aborted=aborted, cause=exc)
-        finally:
-            if remove_callback is not None:
-                remove_callback()
-            if not builder.finished:
-                builder.fail(UNKNOWN_ERROR_MESSAGE)
-
-    task = loop.create_task(drive())
-    # The loop keeps only weak references to tasks: hold this one until it finishes.
-    _running.add(task)
-    task.add_done_callback(_running.discard)
-    stream.set_on_close(lambda: _cancel(task))
-    return stream
-
-
-_running: set[asyncio.Task[None]] = set()
-
-
-def _cancel_threadsafe(loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
-    if not loop.is_closed():
-        loop.call_soon_threadsafe(_cancel, task)
-
-
-def _cancel(task: asyncio.Task[None]) -> None:
-    if not task.done():
-        task.cancel()
-
-
-def error_stream(model: Model, error_message: str) -> AssistantMessageEventStream:
-    """A stream that fails at once with ``error_message`` (for failures before any request)."""
-
-    async def run(builder: MessageBuilder) -> None:
-        raise ProviderError(error_message)
-
-    return launch_stream(model, {}, run)

@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from tau.ai.core.types import Context, Model
@@ -111,6 +110,10 @@ SECRET_HEADERS = frozenset(
 def loggable_url(url: str) -> str:
     """``url`` without credentials: no user info, and the values of query parameters whose name
     looks like a secret (``key``, ``token``, ``sig``…) replaced by ``***``."""
+    # Imported here: urllib.parse (and the ipaddress it loads) serve only HTTP logging, not
+    # ``import tau.ai``.
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
     parts = urlsplit(url)
     netloc = parts.netloc.rpartition("@")[2]
     query = parts.query
@@ -125,6 +128,8 @@ def loggable_url(url: str) -> str:
 
 def secrets_of(headers: Mapping[str, str], url: str) -> list[str]:
     """The credential values in a request's headers and URL (for :func:`scrub_secrets`)."""
+    from urllib.parse import parse_qsl, urlsplit
+
     found: list[str] = []
     for name, value in headers.items():
         if name.lower() in SECRET_HEADERS and value:

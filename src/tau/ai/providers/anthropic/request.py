@@ -10,19 +10,23 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tau.ai import (
-    AssistantMessage,
-    CacheRetention,
-    Context,
-    Message,
-    Model,
-    ToolResultMessage,
-    UserMessage,
-)
 from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
 from tau.ai.core.errors import ProviderError
 from tau.ai.core.settings import request_max_tokens
-from tau.ai.core.types import ImageContent, TextContent, ThinkingContent, Tool, ToolCall
+from tau.ai.core.types import (
+    AssistantMessage,
+    CacheRetention,
+    Context,
+    ImageContent,
+    Message,
+    Model,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.anthropic.options import AnthropicOptions
 from tau.ai.providers.output_schema import closed_schema

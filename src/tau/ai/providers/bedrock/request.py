@@ -7,19 +7,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import quote
 
-from tau.ai import (
+from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import (
     AssistantMessage,
     CacheRetention,
     Context,
+    ImageContent,
     Message,
     Model,
+    TextContent,
+    ThinkingContent,
     ThinkingLevel,
+    Tool,
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
-from tau.ai.core.errors import ProviderError
-from tau.ai.core.types import ImageContent, TextContent, ThinkingContent, Tool
 from tau.ai.providers.bedrock.auth import bearer_token, resolve_region
 from tau.ai.providers.bedrock.options import BedrockOptions
 from tau.ai.providers.output_schema import closed_schema

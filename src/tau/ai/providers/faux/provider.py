@@ -12,8 +12,9 @@ from tau.ai.providers.faux.options import FauxOptions
 from tau.ai.providers.faux.request import request_body
 from tau.ai.providers.faux.script import next_response, record_payload
 from tau.ai.streaming.adapter import apply_on_payload
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.builder import MessageBuilder
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import launch_stream
 
 __all__ = ["PROVIDER", "stream"]
 

@@ -13,19 +13,23 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from tau.ai import (
+from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import (
     AssistantMessage,
     Context,
+    ImageContent,
     Message,
     Model,
+    TextContent,
     ThinkingBudgets,
+    ThinkingContent,
     ThinkingLevel,
+    Tool,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
-from tau.ai.core.errors import ProviderError
-from tau.ai.core.types import ImageContent, TextContent, ThinkingContent, Tool, ToolCall
 from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.google.options import GoogleOptions
 from tau.ai.providers.google.schema import to_legacy_schema

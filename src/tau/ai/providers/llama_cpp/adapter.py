@@ -26,8 +26,9 @@ from tau.ai.providers.llama_cpp.generate import (
 from tau.ai.providers.llama_cpp.options import LlamaCppOptions
 from tau.ai.providers.llama_cpp.request import build_request
 from tau.ai.providers.simple_options import base_options
-from tau.ai.streaming.builder import MessageBuilder, launch_stream
+from tau.ai.streaming.builder import MessageBuilder
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import launch_stream
 
 __all__ = ["OPTIONS", "SIMPLE_OPTIONS", "LlamaCppDecoder", "stream", "stream_simple"]
 

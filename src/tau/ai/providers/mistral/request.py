@@ -4,15 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
 from tau.ai.capabilities.transform_messages import MistralIdNormalizer, transform_messages
-from tau.ai.core.types import ImageContent, TextContent, ThinkingContent, Tool
+from tau.ai.core.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Model,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolResultMessage,
+    UserMessage,
+)
 from tau.ai.lookup.env_keys import require_api_key
 from tau.ai.providers.mistral.options import MistralOptions
 from tau.ai.providers.output_schema import json_schema_format
 from tau.ai.providers.parts import typed_parts
-from tau.ai.streaming.adapter import ProviderRequest, set_given, tool_arguments_json
+from tau.ai.streaming.adapter import ProviderRequest, set_given
 from tau.ai.streaming.headers import JSON_EVENT_STREAM, request_headers
+from tau.ai.streaming.json_body import tool_arguments_json
 from tau.ai.streaming.sanitize import sanitize_surrogates
 
 __all__ = [

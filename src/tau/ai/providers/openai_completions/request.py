@@ -11,7 +11,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tau.ai import AssistantMessage, Context, Message, Model, ToolResultMessage, UserMessage
 from tau.ai.capabilities.transform_messages import (
     MistralIdNormalizer,
     ToolCallIdNormalizer,
@@ -21,12 +20,18 @@ from tau.ai.capabilities.transform_messages import (
 from tau.ai.core.errors import ProviderError
 from tau.ai.core.options import OutputSchema
 from tau.ai.core.types import (
+    AssistantMessage,
+    Context,
     ImageContent,
+    Message,
+    Model,
     ResolvedCompat,
     TextContent,
     ThinkingContent,
     Tool,
     ToolCall,
+    ToolResultMessage,
+    UserMessage,
 )
 from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.copilot import COPILOT_PROVIDER, copilot_dynamic_headers
@@ -35,8 +40,9 @@ from tau.ai.providers.openai_completions.decoder import REASONING_FIELDS
 from tau.ai.providers.openai_completions.options import OpenAICompletionsOptions
 from tau.ai.providers.output_schema import json_schema_format, output_instructions
 from tau.ai.providers.parts import typed_parts
-from tau.ai.streaming.adapter import ProviderRequest, tool_arguments_json
+from tau.ai.streaming.adapter import ProviderRequest
 from tau.ai.streaming.headers import JSON_EVENT_STREAM, request_headers
+from tau.ai.streaming.json_body import tool_arguments_json
 from tau.ai.streaming.sanitize import sanitize_surrogates
 
 BRIDGE_TEXT = "I have processed the tool results."

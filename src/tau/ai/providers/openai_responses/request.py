@@ -15,10 +15,19 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
 from tau.ai.capabilities.transform_messages import normalize_id_responses, transform_messages
 from tau.ai.core.errors import ProviderError
-from tau.ai.core.types import ImageContent, TextContent, ThinkingContent, Tool
+from tau.ai.core.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Model,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolResultMessage,
+    UserMessage,
+)
 from tau.ai.lookup.env_keys import require_api_key, resolve_api_key
 from tau.ai.providers.openai_responses.azure import (
     resolve_api_version,
@@ -32,9 +41,10 @@ from tau.ai.providers.openai_responses.options import (
 )
 from tau.ai.providers.output_schema import json_schema_format
 from tau.ai.providers.parts import typed_parts
-from tau.ai.streaming.adapter import ProviderRequest, set_given, tool_arguments_json
+from tau.ai.streaming.adapter import ProviderRequest, set_given
 from tau.ai.streaming.hash import short_hash
 from tau.ai.streaming.headers import request_headers
+from tau.ai.streaming.json_body import tool_arguments_json
 from tau.ai.streaming.sanitize import sanitize_surrogates
 
 JsonDict = dict[str, Any]

@@ -21,8 +21,9 @@ from tau.ai.core.errors import ProviderError, ProviderHTTPError
 from tau.ai.streaming.http._errors import error_message_from_body
 from tau.ai.streaming.http._pool import close_client, get_client
 from tau.ai.streaming.http._retry import retry_delay_from_headers
-from tau.ai.streaming.http._stream import SSE_TYPES, HTTPStream, json_bytes, open_stream
+from tau.ai.streaming.http._stream import SSE_TYPES, HTTPStream, open_stream
 from tau.ai.streaming.http._timeouts import DEFAULT_TIMEOUTS, resolve_timeouts
+from tau.ai.streaming.json_body import json_bytes
 
 __all__ = [
     "DEFAULT_TIMEOUTS",

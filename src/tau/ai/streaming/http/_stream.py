@@ -26,11 +26,11 @@ from tau.ai.core.errors import (
     ProviderTimeoutError,
     describe_error,
 )
-from tau.ai.streaming.adapter import json_text
 from tau.ai.streaming.http import _retry
 from tau.ai.streaming.http._errors import error_message_from_body, read_limited
 from tau.ai.streaming.http._pool import get_client
 from tau.ai.streaming.http._timeouts import Phases, Watchdog, resolve_timeouts
+from tau.ai.streaming.json_body import json_bytes
 from tau.ai.streaming.observe import request_report
 from tau.ai.streaming.sse import DEFAULT_MAX_LINE_BYTES, SSEDecoder, SSEEvent, max_line_bytes
 
@@ -342,9 +342,3 @@ def _http_error(response: httpx2.Response, body: bytes, host: str) -> ProviderHT
         response.headers,
         _retry.retry_delay_from_headers(response.headers),
     )
-
-
-def json_bytes(value: Any) -> bytes:
-    """``value`` as compact JSON bytes, the form every JSON request body is sent in (NaN and
-    Infinity are a :class:`~tau.ai.core.errors.ProviderError`: :func:`tau.ai.streaming.adapter.json_text`)."""
-    return json_text(value, separators=(",", ":")).encode()
