@@ -13,11 +13,10 @@ from tau.agent import Agent
 from tau.ai import Context, UserMessage, complete, complete_sync, get_model, stream
 from tau.ai.core.options import StreamOptions
 from tau.ai.core.settings import (
-    BUILTIN_SETTING_KEYS,
     default_max_tokens,
 )
 from tau.ai.lookup.provider import Provider
-from tau.ai.lookup.registry import resolve_api_provider
+from tau.ai.lookup.registry import known_setting_keys, resolve_api_provider
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, faux_payloads, text
 from tau.ai.streaming.output_cap import output_cap, output_chars_for
 
@@ -55,7 +54,7 @@ def test_every_key_of_another_provider_is_a_setting_not_an_error() -> None:
     settings: dict[str, Any] = {"anthropic_effort": "max", "bedrock_region": "eu-west-1"}
     message = complete_sync(model, "hi", settings=settings)  # type: ignore[arg-type]
     assert message.stop_reason == "stop"
-    assert {"anthropic_effort", "openai_service_tier", "google_project"} <= BUILTIN_SETTING_KEYS
+    assert {"anthropic_effort", "openai_service_tier", "google_project"} <= known_setting_keys()
 
 
 def test_mypy_reports_the_misspelt_keys_of_a_typed_example(tmp_path: Path) -> None:

@@ -41,7 +41,6 @@ from tau.ai.core.options import (
     Timeouts,
     ToolChoice,
 )
-from tau.ai.core.settings import Settings
 from tau.ai.core.types import (
     AssistantContent,
     AssistantMessage,
@@ -175,6 +174,7 @@ _LAZY = {
     "StructuredResult": "tau.ai.structured.result",
     "complete_structured": "tau.ai.structured.run",
     "stream_structured": "tau.ai.structured.run",
+    "Settings": "tau.ai.core.settings_types",
     "UnknownModelError": "tau.ai.lookup.catalog",
     "find_model": "tau.ai.lookup.catalog",
     "get_model": "tau.ai.lookup.catalog",
@@ -331,6 +331,7 @@ if TYPE_CHECKING:
         validate_tool_arguments,
         validate_tool_call,
     )
+    from tau.ai.core.settings_types import Settings
     from tau.ai.lookup.catalog import (
         UnknownModelError,
         find_model,

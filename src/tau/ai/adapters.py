@@ -170,7 +170,7 @@ _LAZY = {
     "check_settings": "tau.ai.lookup.registry",
     "register_provider": "tau.ai.lookup.registry",
     "ApiProvider": "tau.ai.lookup.registry",
-    "StreamFunction": "tau.ai.lookup.registry",
+    "StreamFunction": "tau.ai.lookup.provider",
     "UnknownApiError": "tau.ai.lookup.registry",
     "get_api_provider": "tau.ai.lookup.registry",
     "get_api_providers": "tau.ai.lookup.registry",
@@ -215,10 +215,9 @@ if TYPE_CHECKING:
     )
     from tau.ai.core.options import OutputSchema, ToolChoiceOption, check_options, option_keys
     from tau.ai.lookup.env_keys import AUTHENTICATED, require_api_key, resolve_api_key
-    from tau.ai.lookup.provider import Provider, builder_decoder
+    from tau.ai.lookup.provider import Provider, StreamFunction, builder_decoder
     from tau.ai.lookup.registry import (
         ApiProvider,
-        StreamFunction,
         UnknownApiError,
         check_settings,
         get_api_provider,

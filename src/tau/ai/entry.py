@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
 from tau.ai.core.events import AssistantMessageEvent
 from tau.ai.core.options import SimpleStreamOptions
-from tau.ai.core.settings import Settings
 from tau.ai.core.types import AssistantMessage, Context, Model, UserMessage
 from tau.ai.lookup.registry import ApiProvider, resolve_api_provider
 from tau.ai.streaming import observe
@@ -29,6 +28,7 @@ from tau.ai.streaming.event_stream import AssistantMessageEventStream
 from tau.ai.streaming.observe import StartCall
 
 if TYPE_CHECKING:
+    from tau.ai.core.settings_types import Settings
     from tau.ai.lookup.provider_options import ProviderStreamOptions
 
 T = TypeVar("T")
@@ -198,7 +198,7 @@ def complete_sync(
     """
     merged = options if settings is None else _merged(settings, options)
     resolve_api_provider(model.api).check(merged, simple=True)
-    return _run(complete_simple(model, as_context(context), cast(Settings, merged)))
+    return _run(complete_simple(model, as_context(context), cast("Settings", merged)))
 
 
 def stream_sync(
@@ -227,7 +227,7 @@ def _sync_events(
 
     async def pump() -> None:
         try:
-            s = stream_simple(model, context, cast(Settings, options))
+            s = stream_simple(model, context, cast("Settings", options))
             try:
                 async for event in s:
                     events.put(event)

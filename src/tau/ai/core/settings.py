@@ -1,7 +1,7 @@
 """Typed settings: one object from ``Agent``/the CLI/``complete`` down to the adapter.
 
-:class:`Settings` is a ``TypedDict`` (pydantic-ai's ``ModelSettings`` is the model): the
-common keys (:class:`CommonSettings`: ``max_tokens``, ``temperature``, ``reasoning``,
+``tau.ai.Settings`` is a ``TypedDict`` (pydantic-ai's ``ModelSettings`` is the model): the
+common keys (``CommonSettings``: ``max_tokens``, ``temperature``, ``reasoning``,
 ``timeout``, ``max_retries``, ``headers``, ``tool_choice``…) and each provider's own keys under
 its prefix (``anthropic_effort``, ``openai_service_tier``, ``bedrock_region``…)::
 
@@ -14,6 +14,9 @@ before that); a key of another provider is ignored by an adapter, so one object 
 fallback across providers. A provider record's ``resolve`` turns settings into its options,
 once per request (:meth:`tau.ai.lookup.provider.Provider.resolve`), applying the one
 ``max_tokens`` default written here (:func:`default_max_tokens`).
+
+The types are generated from the provider records into :mod:`tau.ai.core.settings_types`
+(loaded when first used: ``import tau.ai`` does not need them); this module holds the rules.
 """
 
 from __future__ import annotations
@@ -21,23 +24,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from tau.ai.core.options import option_keys
-from tau.ai.core.settings_types import CommonSettings, Settings
-
 if TYPE_CHECKING:
     from tau.ai.core.types import Model
 
-__all__ = [
-    "BUILTIN_SETTING_KEYS",
-    "MAX_TOKENS_DEFAULT_CAP",
-    "CommonSettings",
-    "Settings",
-    "default_max_tokens",
-    "request_max_tokens",
-]
-
-BUILTIN_SETTING_KEYS: frozenset[str] = option_keys(Settings)
-"""Every key of :class:`Settings`: the common ones and the built-in providers' own."""
+__all__ = ["MAX_TOKENS_DEFAULT_CAP", "default_max_tokens", "request_max_tokens"]
 
 MAX_TOKENS_DEFAULT_CAP = 32_000
 """The default ``max_tokens`` is the model's limit, but no more than this."""

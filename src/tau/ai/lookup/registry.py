@@ -17,21 +17,21 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.ai.core.options import check_options, option_keys
-from tau.ai.core.settings import BUILTIN_SETTING_KEYS, Settings
 from tau.ai.core.types import Context, Model
 from tau.ai.lookup import plugins
-from tau.ai.lookup.provider import Provider, StreamFunction
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
 from tau.ai.streaming.launch import error_stream
+
+if TYPE_CHECKING:
+    from tau.ai.lookup.provider import Provider, StreamFunction
 
 __all__ = [
     "BUILTIN_PROVIDERS",
     "ENTRY_POINT_GROUP",
     "ApiProvider",
-    "StreamFunction",
     "UnknownApiError",
     "builtin_records",
     "check_settings",
@@ -98,7 +98,7 @@ class ApiProvider:
         """
         record = self.record
         if simple and record is not None:
-            if not _known.issuperset(options):
+            if not known_setting_keys().issuperset(options):
                 check_settings(options, f"stream_simple() for api {self.api!r}", record)
             return
         allowed = self.simple_option_keys if simple else self.option_keys
@@ -112,8 +112,9 @@ class UnknownApiError(LookupError):
 
 
 _registry: dict[str, ApiProvider] = {}
-_known: frozenset[str] = BUILTIN_SETTING_KEYS
-"""Every settings key: the built-in ones, and those of the records registered since."""
+_known: frozenset[str] = frozenset()
+"""Every settings key: the built-in ones (read on the first check), and those of the records
+registered since."""
 _entry_points_loaded = False
 
 
@@ -147,6 +148,8 @@ def _from_record(record: Provider, source_id: str | None) -> ApiProvider:
     ) -> AssistantMessageEventStream:
         return run(model, context, record.resolve(model, settings))
 
+    from tau.ai.core.settings_types import Settings
+
     return ApiProvider(record.api, run, stream_simple, source_id, record.options, Settings, record)
 
 
@@ -156,14 +159,15 @@ def register_provider(record: Provider, *, source_id: str | None = None) -> None
     global _known
     from tau.ai.lookup.env_keys import declare
 
+    known = known_setting_keys()
     _registry[record.api] = _from_record(record, source_id)
     declare(record.env_keys, record.credentials)
     if record.catalog is not None:
         from tau.ai.lookup.catalog import add_models
 
         add_models(record.catalog())
-    if not _known.issuperset(record.own_setting_keys):
-        _known = _known | record.own_setting_keys
+    if not known.issuperset(record.own_setting_keys):
+        _known = known | record.own_setting_keys
 
 
 def register_api_provider(
@@ -230,6 +234,8 @@ def get_api_provider(api: str) -> ApiProvider | None:
 
 
 def _load(point: _Target) -> Provider:
+    from tau.ai.lookup.provider import Provider
+
     record: Any = importlib.import_module(point.module)
     for name in point.attr.split("."):
         record = getattr(record, name)
@@ -262,6 +268,12 @@ def builtin_records() -> list[Provider]:
 
 def known_setting_keys() -> frozenset[str]:
     """Every settings key known now: the common ones and every registered provider's own."""
+    global _known
+    if not _known:
+        from tau.ai.core.options import option_keys
+        from tau.ai.core.settings_types import Settings
+
+        _known = option_keys(Settings)
     return _known
 
 
@@ -272,16 +284,18 @@ def check_settings(settings: Mapping[str, Any], what: str, record: Provider | No
         raise TypeError(
             f"{what}: settings must be a dict (tau.ai.Settings), not {type(settings).__name__}"
         )
-    if _known.issuperset(settings):
+    known = known_setting_keys()
+    if known.issuperset(settings):
         return
     unknown = [
-        k for k in settings if k not in _known and (record is None or k not in record.own_keys)
+        k for k in settings if k not in known and (record is None or k not in record.own_keys)
     ]
     if unknown:
         _load_entry_points()
-        unknown = [k for k in unknown if k not in _known]
+        known = known_setting_keys()
+        unknown = [k for k in unknown if k not in known]
     if unknown:
-        check_options({k: None for k in unknown}, _known, what, noun="setting")
+        check_options({k: None for k in unknown}, known, what, noun="setting")
 
 
 def _load_entry_points() -> None:
