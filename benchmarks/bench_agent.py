@@ -180,7 +180,7 @@ FEATURES = {
     "usage limits": ("tau/agent/usage.py",),
     "typed output": ("tau/agent/output.py",),
     "tool sources": ("tau/agent/tool_sources.py",),
-    "observers, telemetry": ("tau/agent/observe.py", "tau/telemetry/"),
+    "observers, telemetry": ("tau/agent/observe.py", "tau/ai/observe.py", "tau/telemetry/"),
 }
 
 

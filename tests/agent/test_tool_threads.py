@@ -10,8 +10,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import gc
 import threading
+import time
+import weakref
 from typing import Any
 
 from tau.agent import (
@@ -23,6 +27,7 @@ from tau.agent import (
     agent_loop,
     agent_tool,
 )
+from tau.agent.tool_threads import run_in_thread
 from tau.ai import AbortController, AbortSignal, UserMessage
 from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call
 from tests.agent.helpers import collect, result_text
@@ -123,3 +128,39 @@ async def test_a_sync_tool_sees_the_callers_context_variables() -> None:
     ends = _results(agent)
     await asyncio.wait_for(agent.prompt("go"), 5)
     assert [result_text(e.result) for e in ends] == ["r-42", "r-42"]
+
+
+def test_an_event_loop_that_ran_sync_tools_is_not_kept_alive() -> None:
+    loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
+
+    async def main() -> int:
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        results = await asyncio.gather(run_in_thread(lambda: 1), run_in_thread(lambda: 2))
+        return sum(results)
+
+    assert asyncio.run(main()) == 3
+    gc.collect()
+    assert loops[0]() is None
+
+
+def test_a_call_ending_after_its_loop_closed_is_dropped_quietly() -> None:
+    release = threading.Event()
+    finished = threading.Event()
+    loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
+
+    def late() -> str:
+        release.wait(5)
+        finished.set()
+        return "late"
+
+    async def main() -> None:
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(run_in_thread(late), 0.05)
+
+    asyncio.run(main())  # the loop is closed while the call still runs
+    release.set()
+    assert finished.wait(5)
+    time.sleep(0.05)  # the worker posts its result to the closed loop: nothing raises
+    gc.collect()
+    assert loops[0]() is None

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tau.agent.events import AgentEndEvent, AgentEvent
 from tau.agent.messages import AgentMessage, message_role
 from tau.agent.run import AgentRun
+from tau.agent.tool_batch import ABORTED_TOOL_MESSAGE as _ABORTED_TOOL_MESSAGE
+from tau.agent.tool_batch import BLOCKED_MESSAGE as _BLOCKED_MESSAGE
+from tau.agent.tool_batch import SKIPPED_MESSAGE as _SKIPPED_MESSAGE
 from tau.agent.types import AgentContext, AgentEventSink, AgentLoopConfig, StreamFn
 from tau.ai import AbortSignal, AssistantMessage
 from tau.ai.adapters import EventStream
@@ -167,3 +171,23 @@ async def run_agent_loop_continue(
     """:func:`agent_loop_continue` with an awaited sink, like :func:`run_agent_loop`."""
     _check_continue(context)
     return await AgentRun(context, None, config, emit, signal, stream_fn).run()
+
+
+_MOVED = {
+    "ABORTED_TOOL_MESSAGE": _ABORTED_TOOL_MESSAGE,
+    "BLOCKED_MESSAGE": _BLOCKED_MESSAGE,
+    "SKIPPED_MESSAGE": _SKIPPED_MESSAGE,
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The tool-result texts moved to tau.agent.tool_batch with the tool batch.
+    if name not in _MOVED:
+        raise AttributeError(f"module 'tau.agent.loop' has no attribute {name!r}")
+    warnings.warn(
+        f"tau.agent.loop.{name} is deprecated and leaves tau.agent.loop in the next minor "
+        "version: import it from tau.agent.tool_batch",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _MOVED[name]

@@ -4,8 +4,9 @@ agent runs. The agent defines it and never imports an observer: observers plug i
 A :class:`RunObserver` is chosen per run from :attr:`AgentLoopConfig.instrument
 <tau.agent.AgentLoopConfig.instrument>` (None: the process-wide one installed with
 :func:`set_run_observer`; False: none; an observer: that one; True: the default observer of
-the installed plugin, see :func:`default_run_observer`). When there is none, a run costs one ``is None`` test at its start and one per tool call; nothing is
-wrapped. When there is one, it gets a :class:`RunObservation` for the run, and the loop
+the installed plugin, see :func:`default_run_observer`). When there is none, a run costs one
+``is None`` test at its start and one per tool call; nothing is wrapped. When there is one,
+it gets a :class:`RunObservation` for the run, and the loop
 
 * sends every event through :meth:`RunObservation.sink` (it wraps the run's sink),
 * calls the model through :meth:`RunObservation.stream_fn` (it wraps the stream function),

@@ -24,8 +24,8 @@ Where this departs from pi-agent-core 0.58.3 (deliberately):
   ``prepare_arguments`` do the same. A tool (or hook) raising any ``BaseException`` but
   cancellation (``GeneratorExit``, ``SystemExit``…) gets an error result too: nothing a tool
   raises escapes the run.
-* A synchronous tool runs in a worker thread (:func:`~tau.agent.tools.run_tool`), so abort and the grace
-  period apply to it like to any other.
+* A synchronous tool runs in a worker thread (:func:`~tau.agent.tools.run_tool`), so abort
+  and the grace period apply to it like to any other.
 * Parallel mode emits ``tool_execution_end`` and the tool-result messages strictly in the
   assistant's call order, including calls that failed before running (unknown tool, invalid
   arguments, blocked); pi emits those first, out of order.

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import contextvars
 import os
 import queue
@@ -124,36 +123,46 @@ class _Batch:
 
 class _LoopLink:
     """One event loop's traffic with the workers: calls out in batches, results back in one
-    wake-up for all that arrive together."""
+    wake-up for all that arrive together.
 
-    __slots__ = ("__weakref__", "loop", "outgoing", "results", "waking")
+    It refers to its loop weakly: the links are kept per loop in a weak-keyed mapping, and a
+    strong reference from the value would keep every loop that ever ran a tool alive.
+    """
+
+    __slots__ = ("loop_ref", "outgoing", "results", "waking")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+        self.loop_ref = weakref.ref(loop)
         self.outgoing: list[Call] = []
         self.results: collections.deque[_Result] = collections.deque()
         self.waking = False
 
     # ------------------------------------------------------------------ on the loop's thread
 
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The loop (alive: this runs on it)."""
+        loop = self.loop_ref()
+        assert loop is not None
+        return loop
+
     def send(self, call: Call) -> None:
         """Queue ``call``: it goes to a worker with the others sent in this pass of the loop."""
         self.outgoing.append(call)
         if len(self.outgoing) == 1:
-            self.loop.call_soon(self.flush)
+            self.loop().call_soon(self.flush)
 
     def flush(self) -> None:
         batch = _Batch(self.outgoing)
         self.outgoing = []
         _workers.submit(batch.work)
         if len(batch.jobs) > 1:
-            batch.timer = self.loop.call_later(ESCALATE_SECONDS, self.escalate, batch)
+            batch.timer = self.loop().call_later(ESCALATE_SECONDS, self.escalate, batch)
 
     def escalate(self, batch: _Batch) -> None:
         batch.timer = None
         if batch.jobs:  # calls still wait behind a slow one: one more worker
             _workers.submit(batch.work)
-            batch.timer = self.loop.call_later(ESCALATE_SECONDS, self.escalate, batch)
+            batch.timer = self.loop().call_later(ESCALATE_SECONDS, self.escalate, batch)
 
     def deliver(self) -> None:
         self.waking = False
@@ -175,11 +184,18 @@ class _LoopLink:
     def post(self, result: _Result) -> None:
         # deque.append and the flag are atomic under the GIL; a result appended while
         # deliver() runs is either taken by it or wakes the loop again.
+        loop = self.loop_ref()
+        if loop is None or loop.is_closed():
+            # Nobody is waiting; a result kept here would keep its future's loop alive.
+            self.results.clear()
+            return
         self.results.append(result)
         if not self.waking:
             self.waking = True
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
-                self.loop.call_soon_threadsafe(self.deliver)
+            try:
+                loop.call_soon_threadsafe(self.deliver)
+            except RuntimeError:  # the loop closed meanwhile
+                self.results.clear()
 
 
 _links: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopLink] = (

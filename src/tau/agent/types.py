@@ -58,6 +58,7 @@ T = TypeVar("T")
 MaybeAwaitable: TypeAlias = T | Awaitable[T]
 
 ToolExecutionMode: TypeAlias = Literal["parallel", "sequential"]
+"""How a turn's tool calls run: all at once (results still in call order), or one by one."""
 AgentThinkingLevel: TypeAlias = Literal["off"] | ThinkingLevel
 """The agent's reasoning level; ``off`` sends no ``reasoning`` option."""
 
@@ -128,9 +129,11 @@ GetMessages: TypeAlias = Callable[[], MaybeAwaitable[Sequence[AgentMessage] | No
 BeforeToolCall: TypeAlias = Callable[
     [BeforeToolCallContext, AbortSignal], MaybeAwaitable[BeforeToolCallResult | None]
 ]
+"""Asked before a validated call runs; a result with ``block=True`` stops it."""
 AfterToolCall: TypeAlias = Callable[
     [AfterToolCallContext, AbortSignal], MaybeAwaitable[AfterToolCallResult | None]
 ]
+"""Asked after a call ran; a result overrides its content, details or error flag."""
 AgentEventSink: TypeAlias = Callable[["AgentEvent"], Awaitable[None] | None]
 """Receives every event of a run; an awaitable it returns is awaited before the run goes on."""
 

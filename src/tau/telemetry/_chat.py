@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -15,9 +15,7 @@ from tau.ai import AssistantMessage, AssistantMessageEvent, Context, Model
 from tau.ai.adapters import http_observer
 from tau.telemetry import _content, _semconv
 from tau.telemetry._guard import guarded
-
-if TYPE_CHECKING:
-    from tau.telemetry._settings import InstrumentationSettings
+from tau.telemetry._recorder import Recorder
 
 Start = Callable[[Model, Context, Mapping[str, Any]], Any]
 
@@ -46,7 +44,7 @@ class ChatCall:
 
     def __init__(
         self,
-        settings: InstrumentationSettings,
+        settings: Recorder,
         model: Model,
         context: Context,
         options: Mapping[str, Any],
@@ -233,7 +231,7 @@ class ChatCall:
 
 
 def observe_call(
-    settings: InstrumentationSettings,
+    settings: Recorder,
     start: Start,
     model: Model,
     context: Context,

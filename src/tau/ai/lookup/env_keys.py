@@ -37,14 +37,20 @@ AUTHENTICATED = "<authenticated>"
 
 Credentials = Callable[[], "str | None"]
 
-# provider -> (its variables, the credentials function of the record that declared it)
-_declared: dict[str, tuple[tuple[str, ...], Credentials | None]] = {}
+# provider -> (its variables, the credentials function of the record that declared it, and the
+# main variables of that credential chain, for messages)
+_declared: dict[str, tuple[tuple[str, ...], Credentials | None, tuple[str, ...]]] = {}
 
 
-def declare(variables: Mapping[str, tuple[str, ...]], credentials: Credentials | None) -> None:
-    """Record which variables hold each provider's key (a record's ``env_keys``)."""
+def declare(
+    variables: Mapping[str, tuple[str, ...]],
+    credentials: Credentials | None,
+    hints: tuple[str, ...] = (),
+) -> None:
+    """Record which variables hold each provider's key (a record's ``env_keys``), and its
+    ambient ``credentials`` with the variables that configure them (``hints``)."""
     for provider, names in variables.items():
-        _declared[provider] = (tuple(names), credentials)
+        _declared[provider] = (tuple(names), credentials, hints)
 
 
 def is_declared(provider: str) -> bool:
@@ -52,17 +58,21 @@ def is_declared(provider: str) -> bool:
     return provider in _declared
 
 
-def _source(provider: str, api: str | None) -> tuple[tuple[str, ...], Credentials | None]:
+def _source(
+    provider: str, api: str | None
+) -> tuple[tuple[str, ...], Credentials | None, tuple[str, ...]]:
     found = _declared.get(provider)
     if found is None:
         load_key_records(provider, api)
         found = _declared.get(provider)
-    return found if found is not None else ((), None)
+    return found if found is not None else ((), None, ())
 
 
 def key_variables(provider: str, api: str | None = None) -> tuple[str, ...]:
-    """The environment variables that hold ``provider``'s key, in order of preference."""
-    return _source(provider, api)[0]
+    """The environment variables that hold ``provider``'s key, in order of preference (for
+    Vertex and Bedrock: the main ones of their credential chains). Empty when tau knows none."""
+    names, _, hints = _source(provider, api)
+    return names or hints
 
 
 def _env(name: str) -> str | None:
@@ -77,7 +87,7 @@ def get_env_api_key(provider: str, api: str | None = None) -> str | None:
     ``api`` (the model's) says which record to read first. The environment is read on every
     call, so a key exported after start-up is seen.
     """
-    names, credentials = _source(provider, api)
+    names, credentials, _ = _source(provider, api)
     for name in names:
         value = _env(name)
         if value:
@@ -98,5 +108,5 @@ def require_api_key(model: Model, options: Mapping[str, Any]) -> str:
     key = resolve_api_key(model, options)
     if key:
         return key
-    names = " or ".join(key_variables(model.provider, model.api)) or "its key variable"
+    names = " or ".join(_source(model.provider, model.api)[0]) or "its key variable"
     raise ProviderError(f"No API key for provider {model.provider!r}: set {names} or pass api_key")

@@ -81,6 +81,8 @@ class Provider:
     """Credentials configured without a key variable (Application Default Credentials, the
     AWS chain): a key, :data:`~tau.ai.lookup.env_keys.AUTHENTICATED`, or None. Asked for the
     providers of ``env_keys`` when none of their variables is set."""
+    credential_hints: tuple[str, ...] = ()
+    """The main variables of that credential chain, named in messages (never read as a key)."""
     build_request: BuildRequest | None = None
     """``(model, context, options) -> ProviderRequest``, pure (no I/O)."""
     decoder: DecoderFactory | None = None

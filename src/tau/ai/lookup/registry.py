@@ -161,7 +161,7 @@ def register_provider(record: Provider, *, source_id: str | None = None) -> None
 
     known = known_setting_keys()
     _registry[record.api] = _from_record(record, source_id)
-    declare(record.env_keys, record.credentials)
+    declare(record.env_keys, record.credentials, record.credential_hints)
     if record.catalog is not None:
         from tau.ai.lookup.catalog import add_models
 

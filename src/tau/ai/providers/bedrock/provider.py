@@ -57,6 +57,7 @@ PROVIDER = Provider(
     prefix="bedrock_",
     env_keys={"amazon-bedrock": ()},
     credentials=ambient_key,
+    credential_hints=("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
     build_request=build_request,
     decoder=builder_decoder(BedrockDecoder),
     framing="binary",

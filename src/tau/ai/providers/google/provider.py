@@ -47,6 +47,7 @@ VERTEX_PROVIDER = Provider(
     decoder=builder_decoder(GoogleDecoder),
     authorize=vertex.authorize,
     credentials=vertex.ambient_key,
+    credential_hints=("GOOGLE_CLOUD_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"),
     reasoning=reasoning,
 )
 """Gemini on Vertex AI: an API key, or Application Default Credentials (the ``[vertex]`` extra)."""
