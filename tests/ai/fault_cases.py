@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tau.ai import Model
-from tau.ai.lookup.registry import _BUILTIN
+from tau.ai.lookup.registry import get_api_provider
 from tests.factories import sse
 
 
@@ -433,6 +433,11 @@ CASES = [
 ]
 
 
+def _record_missing(api: str) -> bool:
+    provider = get_api_provider(api)
+    return provider is None or provider.record is None
+
+
 def case_params(cases: Iterable[AdapterCase] = CASES) -> list[Any]:
     """One ``pytest.param`` per case, named by its api, skipped when its adapter is not built."""
     return [
@@ -440,7 +445,7 @@ def case_params(cases: Iterable[AdapterCase] = CASES) -> list[Any]:
             case,
             id=case.api,
             marks=pytest.mark.skipif(
-                importlib.util.find_spec(_BUILTIN[case.api][0]) is None,
+                _record_missing(case.api),
                 reason="adapter not built",
             ),
         )

@@ -17,6 +17,7 @@ import pytest
 
 from tau.ai import AssistantMessageEvent, Context, Model, UserMessage, stream
 from tau.ai import stream_simple as tau_stream_simple
+from tau.ai.core.settings import default_max_tokens
 from tau.ai.core.types import (
     AssistantMessage,
     ImageContent,
@@ -276,7 +277,7 @@ def test_budget_thinking_drops_temperature() -> None:
     assert params["thinking"] == {"type": "enabled", "budget_tokens": 4000}
     assert "temperature" not in params
     assert "system" not in params
-    assert params["max_tokens"] == 64_000 // 3
+    assert params["max_tokens"] == default_max_tokens(SONNET)  # the one default rule
 
 
 def test_adaptive_thinking_with_effort() -> None:

@@ -742,10 +742,9 @@ async def test_vertex_authenticated_marker_is_not_sent_as_a_key(
 
 def test_catalog_models_resolve_to_the_right_endpoints() -> None:
     from tau.ai.lookup.catalog import get_model
-    from tau.ai.providers.google import gemini as google
 
     gem = get_model("google", "gemini-2.5-flash")
-    assert google.stream_url(gem) == (
+    assert shared.stream_url(gem) == (
         "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
         ":streamGenerateContent?alt=sse"
     )

@@ -30,6 +30,8 @@ from tau.ai.adapters import launch_stream
 from tau.ai.core.types import Model, TextContent, ToolCall
 from tau.ai.providers.google import request as shared
 from tau.ai.providers.google.decoder import GoogleDecoder
+from tau.ai.providers.google.provider import PROVIDER as GEMINI
+from tau.ai.providers.google.provider import VERTEX_PROVIDER as VERTEX
 from tau.ai.streaming.builder import MessageBuilder
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar
@@ -380,10 +382,12 @@ def test_stream_simple_turns_it_on_for_gemini_3_on_vertex(
     api: str, model_id: str, on: bool
 ) -> None:
     model = Model(id=model_id, name=model_id, api=api, provider="p", base_url="")
-    assert shared.simple_options(model, {})["stream_function_call_arguments"] is on
+    record = VERTEX if api == "google-vertex" else GEMINI
+    assert record.resolve(model, {})["stream_function_call_arguments"] is on
     # The caller's choice wins either way.
     for asked in (True, False):
-        chosen = shared.simple_options(model, {"stream_function_call_arguments": asked})
+        settings = {"google_stream_function_call_arguments": asked}
+        chosen = record.resolve(model, settings)
         assert chosen["stream_function_call_arguments"] is asked
 
 

@@ -21,13 +21,13 @@ from tau.ai.core.types import (
     UserMessage,
 )
 from tau.ai.lookup.catalog import get_model
-from tau.ai.providers.mistral import adapter
 from tau.ai.providers.mistral import request as mistral
 from tau.ai.providers.mistral.decoder import (
     THINKING_SIGNATURE,
     MistralDecoder,
     derived_tool_call_id,
 )
+from tau.ai.providers.mistral.provider import PROVIDER
 from tau.ai.providers.mistral.request import IMAGE_OMITTED, request_body
 from tau.ai.streaming.builder import MessageBuilder
 from tau.ai.streaming.launch import launch_stream
@@ -393,21 +393,12 @@ def test_foreign_tool_call_ids_become_nine_characters() -> None:
 
 
 def test_stream_simple_prompt_mode() -> None:
-    captured: list[dict[str, Any]] = []
-
-    def grab(model: Model, context: Context, options: dict[str, Any]) -> Any:
-        captured.append(options)
-        return None
-
-    original = adapter.stream
-    adapter.stream = grab  # type: ignore[assignment]
-    try:
-        adapter.stream_simple(magistral(), Context([]), {"reasoning": "low"})
-        adapter.stream_simple(magistral(), Context([]), {})
-        plain = dataclasses.replace(magistral(), reasoning=False)
-        adapter.stream_simple(plain, Context([]), {"reasoning": "high"})
-    finally:
-        adapter.stream = original  # type: ignore[assignment]
+    plain = dataclasses.replace(magistral(), reasoning=False)
+    captured = [
+        PROVIDER.resolve(magistral(), {"reasoning": "low"}),
+        PROVIDER.resolve(magistral(), {}),
+        PROVIDER.resolve(plain, {"reasoning": "high"}),
+    ]
     assert [o.get("prompt_mode") for o in captured] == ["reasoning", None, None]
     assert json.dumps(captured[0]["max_tokens"])
 

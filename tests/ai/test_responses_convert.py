@@ -24,7 +24,8 @@ from tau.ai.core.types import (
 )
 from tau.ai.lookup.catalog import find_model, get_model
 from tau.ai.providers.openai_responses import azure as azure_openai_responses
-from tau.ai.providers.openai_responses import openai as openai_responses
+from tau.ai.providers.openai_responses import request as openai_responses
+from tau.ai.providers.openai_responses.provider import PROVIDER as RESPONSES
 from tau.ai.providers.openai_responses.request import (
     convert_messages,
     decode_text_signature,
@@ -344,7 +345,7 @@ def test_reasoning_params_only_for_reasoning_models() -> None:
 def test_stream_simple_maps_level_to_effort(model_id: str, level: str, effort: str) -> None:
     model = find_model("openai", model_id) or gpt()
     model.id = model_id
-    options = openai_responses.simple_reasoning_options(model, {"reasoning": level})
+    options = RESPONSES.resolve(model, {"reasoning": level})
     assert options["reasoning_effort"] == effort
     assert "reasoning" not in options
 
@@ -398,7 +399,7 @@ def test_azure_deployment_base_url_and_version(monkeypatch: pytest.MonkeyPatch) 
 def test_azure_params_store_false_and_cache_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", raising=False)
     model = azure_model()
-    payload = azure_openai_responses.request_body(
+    payload = openai_responses.azure_request_body(
         model,
         Context([UserMessage("hi")]),
         {"session_id": "s", "azure_deployment_name": "dep", "service_tier": "flex"},
@@ -471,7 +472,7 @@ def test_request_bodies_match_the_sdk_types(options: dict[str, Any], model_id: s
     model = gpt(model_id)
     for context in (Context([UserMessage("hi")]), handoff_context()):
         validate_with_sdk(openai_responses.request_body(model, context, options))
-        validate_with_sdk(azure_openai_responses.request_body(azure_model(), context, options))
+        validate_with_sdk(openai_responses.azure_request_body(azure_model(), context, options))
 
 
 def test_sdk_validation_can_fail() -> None:

@@ -22,7 +22,7 @@ from tau.ai.core.types import (
     ToolResultMessage,
 )
 from tau.ai.lookup.catalog import get_model
-from tau.ai.providers.openai_responses import openai as openai_responses
+from tau.ai.providers.openai_responses import request as openai_responses
 from tests.ai import replay
 from tests.ai.responses_sdk import validate_with_sdk
 from tests.ai.servers import LocalServer

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from tau.agent import Agent
-from tau.ai import Context, Model, UserMessage, get_model
+from tau.ai import Context, Model, Settings, UserMessage, get_model
 from tau.ai.providers.faux import FauxResponse, faux_model, text
 
 
@@ -60,9 +60,9 @@ class HttpAgent:
     tau.ai's own HTTP retries are off unless ``max_retries`` says otherwise.
     """
 
-    def __init__(self, model: Model, **stream_options: Any) -> None:
+    def __init__(self, model: Model, **settings: Any) -> None:
         self.model = model
-        self.stream_options = {"max_retries": 0, **stream_options}
+        self.settings: Settings = cast(Settings, {"max_retries": 0, **settings})
 
     def __call__(self) -> Agent:
-        return Agent(model=self.model, get_api_key=api_key, stream_options=self.stream_options)
+        return Agent(model=self.model, get_api_key=api_key, settings=self.settings)

@@ -264,7 +264,7 @@ def test_the_agent_factory_carries_the_flags_and_pickles_for_ray(tmp_path: Path)
         assert [t.name for t in agent.state.tools] == ["calculate"]
         assert agent.usage_limits is not None
         assert (agent.usage_limits.max_cost, agent.usage_limits.max_turns) == (0.25, 3)
-        assert agent.stream_options == {"max_tokens": 100}
+        assert agent.settings == {"max_tokens": 100}  # --max-tokens, as a typed setting
     assert pickle.loads(pickle.dumps(factory)).model is None  # re-made from its name
 
 

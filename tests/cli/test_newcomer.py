@@ -202,15 +202,15 @@ def test_temperature_and_any_provider_option_are_checked(tau: TauRunner) -> None
 async def test_options_from_the_flags_reach_the_provider(home: Path, tmp_path: Path) -> None:
     from tau.ai.providers.faux import faux_calls
     from tau.cli.main import run_parser
-    from tau.cli.run_settings import stream_options
+    from tau.cli.run_settings import model_settings
 
     flags = ["--temperature", "0.5", "-o", "max_retries=2", "-o", 'metadata={"a": 1}']
     args = run_parser().parse_args(flags)
     model = parse_model("faux/echo")
-    options = stream_options(args, model)
+    options = model_settings(args, model)
     assert options == {"temperature": 0.5, "max_retries": 2, "metadata": {"a": 1}}
     settings = Settings(model=model, tool_names=[], workspace=Workspace(tmp_path))
-    settings.extra_options = options
+    settings.model_settings = options
     app = App(settings, None)
     await app.run("hi")
     await app.aclose()

@@ -58,7 +58,7 @@ def agent(model, instrument) -> Agent:  # type: ignore[no-untyped-def]
         tools=[weather, clock],
         instrument=instrument,
         session_id="session-1",
-        stream_options={"temperature": 0.25, "max_tokens": 512},
+        settings={"temperature": 0.25, "max_tokens": 512},
     )
 
 

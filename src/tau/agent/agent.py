@@ -80,6 +80,7 @@ from tau.agent.queues import QueueMode, as_message, take_queued
 from tau.agent.run_config import loop_config
 from tau.agent.run_result import OutputT, RunResult
 from tau.agent.run_state import Resumption, RunState
+from tau.agent.settings import agent_settings
 from tau.agent.state import AgentState, apply_event
 from tau.agent.subagent import SubAgentOptions, SubAgentTool
 from tau.agent.tool_sources import ToolSource
@@ -102,6 +103,7 @@ from tau.ai import (
     ImageContent,
     Model,
     PayloadHook,
+    Settings,
     TextContent,
     ThinkingBudgets,
     UserContent,
@@ -154,6 +156,7 @@ class Agent(Generic[OutputT]):
         tool_execution: ToolExecutionMode = ...,
         before_tool_call: BeforeToolCall | None = ...,
         after_tool_call: AfterToolCall | None = ...,
+        settings: Settings | None = ...,
         stream_options: Mapping[str, Any] | None = ...,
         usage_limits: UsageLimits | None = ...,
         fallback_models: Sequence[Model] = ...,
@@ -188,6 +191,7 @@ class Agent(Generic[OutputT]):
         tool_execution: ToolExecutionMode = ...,
         before_tool_call: BeforeToolCall | None = ...,
         after_tool_call: AfterToolCall | None = ...,
+        settings: Settings | None = ...,
         stream_options: Mapping[str, Any] | None = ...,
         usage_limits: UsageLimits | None = ...,
         fallback_models: Sequence[Model] = ...,
@@ -221,6 +225,7 @@ class Agent(Generic[OutputT]):
         tool_execution: ToolExecutionMode = "parallel",
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
+        settings: Settings | None = None,
         stream_options: Mapping[str, Any] | None = None,
         usage_limits: UsageLimits | None = None,
         fallback_models: Sequence[Model] = (),
@@ -258,8 +263,8 @@ class Agent(Generic[OutputT]):
         self.tool_execution: ToolExecutionMode = tool_execution
         self.before_tool_call: BeforeToolCall | None = before_tool_call
         self.after_tool_call: AfterToolCall | None = after_tool_call
-        self.stream_options: dict[str, Any] = dict(stream_options or {})
-        """Other :func:`tau.ai.stream_simple` options (``temperature``, ``max_tokens``…)."""
+        self.settings, self.stream_options = agent_settings(settings, stream_options)
+        """The model call's :class:`tau.ai.Settings`; ``stream_options``: deprecated, untyped."""
         self.usage_limits: UsageLimits | None = usage_limits
         """How much one run may use (None: no limit); raise it and ``continue_()`` to go on."""
         self.fallback_models: list[Model] = list(fallback_models)

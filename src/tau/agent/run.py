@@ -109,9 +109,10 @@ NO_TERMINAL_MESSAGE = "the stream function's stream ended without a done or erro
 
 def default_stream_fn(model: Any, context: Context, **options: Any) -> Any:
     """The LLM call of a run without a ``stream_fn``: :func:`tau.ai.stream_simple`."""
-    from tau.ai import stream_simple
+    from tau.ai import Settings, stream_simple
 
-    return stream_simple(model, context, **options)
+    # The run's options are its settings: handed on as they are, not unpacked into a copy.
+    return stream_simple(model, context, cast(Settings, options))
 
 
 class AgentRun:

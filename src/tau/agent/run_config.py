@@ -24,7 +24,8 @@ def loop_config(
     """The config of ``agent``'s next run on ``model``; ``resume_from`` finishes a paused
     turn first."""
     state = agent.state
-    options = dict(agent.stream_options)
+    # The one copy the agent makes of a run's settings (the loop adds the run's own).
+    options: dict[str, Any] = {**agent.stream_options, **agent.settings}
     if agent._on_payload is not None:
         options["on_payload"] = agent._on_payload
     if agent.max_retry_delay_ms is not None:

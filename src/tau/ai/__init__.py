@@ -103,6 +103,7 @@ __all__ = [
     "ProviderError",
     "ProviderTimeoutError",
     "SerializationError",
+    "Settings",
     "SimpleStreamOptions",
     "StartEvent",
     "StopReason",
@@ -174,6 +175,7 @@ _LAZY = {
     "StructuredResult": "tau.ai.structured.result",
     "complete_structured": "tau.ai.structured.run",
     "stream_structured": "tau.ai.structured.run",
+    "Settings": "tau.ai.core.settings_types",
     "UnknownModelError": "tau.ai.lookup.catalog",
     "find_model": "tau.ai.lookup.catalog",
     "get_model": "tau.ai.lookup.catalog",
@@ -331,6 +333,7 @@ if TYPE_CHECKING:
         validate_tool_arguments,
         validate_tool_call,
     )
+    from tau.ai.core.settings_types import Settings
     from tau.ai.lookup.catalog import (
         UnknownModelError,
         find_model,

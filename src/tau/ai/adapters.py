@@ -15,8 +15,11 @@ machinery, is built from. Public, documented and stable like :mod:`tau.ai` itsel
   :class:`PathJsonWriter`; :func:`sanitize_surrogates` before sending text.
 * **History from other providers**: :func:`transform_messages` and the tool-call id
   normalisers.
-* **Registering**: :func:`register_api_provider` makes ``stream()`` route a ``model.api`` to
-  an adapter.
+* **Registering**: a provider is one :class:`Provider` record (:func:`builder_decoder` makes
+  the decoder factory of a decoder that needs only the builder), registered with
+  :func:`register_provider` or a ``tau.providers`` entry point; :func:`register_api_provider`
+  is the older form (functions, no record). :func:`check_settings` is the check of
+  :class:`tau.ai.Settings` that ``Agent`` and the entry points run.
 * **Observing**: :func:`set_call_observer` and :data:`http_observer`, the seams
   ``tau.telemetry`` uses.
 
@@ -49,6 +52,7 @@ __all__ = [
     "MistralIdNormalizer",
     "OutputSchema",
     "PathJsonWriter",
+    "Provider",
     "ProviderHTTPError",
     "ProviderRequest",
     "Runner",
@@ -60,8 +64,10 @@ __all__ = [
     "ToolChoiceOption",
     "UnknownApiError",
     "apply_on_payload",
+    "builder_decoder",
     "calculate_cost",
     "check_options",
+    "check_settings",
     "decode_json_data",
     "describe_error",
     "dump_content",
@@ -91,6 +97,7 @@ __all__ = [
     "parse_json",
     "parse_streaming_json",
     "register_api_provider",
+    "register_provider",
     "request_headers",
     "require_api_key",
     "resolve_api_key",
@@ -158,8 +165,12 @@ _LAZY = {
     "check_options": "tau.ai.core.options",
     "option_keys": "tau.ai.core.options",
     "calculate_cost": "tau.ai.core.cost",
+    "Provider": "tau.ai.lookup.provider",
+    "builder_decoder": "tau.ai.lookup.provider",
+    "check_settings": "tau.ai.lookup.registry",
+    "register_provider": "tau.ai.lookup.registry",
     "ApiProvider": "tau.ai.lookup.registry",
-    "StreamFunction": "tau.ai.lookup.registry",
+    "StreamFunction": "tau.ai.lookup.provider",
     "UnknownApiError": "tau.ai.lookup.registry",
     "get_api_provider": "tau.ai.lookup.registry",
     "get_api_providers": "tau.ai.lookup.registry",
@@ -204,13 +215,15 @@ if TYPE_CHECKING:
     )
     from tau.ai.core.options import OutputSchema, ToolChoiceOption, check_options, option_keys
     from tau.ai.lookup.env_keys import AUTHENTICATED, require_api_key, resolve_api_key
+    from tau.ai.lookup.provider import Provider, StreamFunction, builder_decoder
     from tau.ai.lookup.registry import (
         ApiProvider,
-        StreamFunction,
         UnknownApiError,
+        check_settings,
         get_api_provider,
         get_api_providers,
         register_api_provider,
+        register_provider,
         unregister_api_providers,
     )
     from tau.ai.streaming.adapter import (

@@ -1,8 +1,11 @@
-"""The entry points: ``(model, context, options) -> stream of events``.
+"""The entry points: ``(model, context, settings) -> stream of events``.
 
-``stream``/``complete`` take the adapter's own options; ``stream_simple``/``complete_simple``
-take one ``reasoning`` level that each adapter maps to its provider. The ``*_sync`` variants
-serve scripts and notebooks: they run the call on a background event loop.
+Every entry point takes ``settings=`` (:class:`tau.ai.Settings`: the common keys and each
+provider's own under its prefix), checked at the call and resolved once per request into the
+provider's options. Without it, ``stream``/``complete`` take the adapter's own options as
+keywords, and ``stream_simple``/``complete_simple`` take settings keys as keywords (one
+``reasoning`` level that each provider maps). The ``*_sync`` variants serve scripts and
+notebooks: they run the call on a background event loop.
 
 Every entry point takes a :class:`~tau.ai.core.types.Context` or a plain ``str``, which is one user
 message (``complete_sync(model, "hi")``); anything else raises ``TypeError`` at the call.
@@ -14,17 +17,18 @@ import asyncio
 import threading
 from collections.abc import Coroutine, Iterator, Mapping
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
 from tau.ai.core.events import AssistantMessageEvent
 from tau.ai.core.options import SimpleStreamOptions
 from tau.ai.core.types import AssistantMessage, Context, Model, UserMessage
-from tau.ai.lookup.registry import resolve_api_provider
+from tau.ai.lookup.registry import ApiProvider, resolve_api_provider
 from tau.ai.streaming import observe
 from tau.ai.streaming.event_stream import AssistantMessageEventStream
 from tau.ai.streaming.observe import StartCall
 
 if TYPE_CHECKING:
+    from tau.ai.core.settings_types import Settings
     from tau.ai.lookup.provider_options import ProviderStreamOptions
 
 T = TypeVar("T")
@@ -42,18 +46,39 @@ def as_context(context: Context | str) -> Context:
 
 
 def stream(
-    model: Model, context: Context | str, **options: Unpack[ProviderStreamOptions]
+    model: Model,
+    context: Context | str,
+    settings: Settings | None = None,
+    **options: Unpack[ProviderStreamOptions],
 ) -> AssistantMessageEventStream:
-    """Stream one response with the adapter's own options.
+    """Stream one response: with ``settings`` (and keywords of settings keys beside them,
+    which win), or with the adapter's own options as keywords.
 
-    Raises :class:`~tau.ai.lookup.registry.UnknownApiError` if no adapter serves ``model.api``, and
-    ``TypeError`` for an option that adapter does not take (a misspelt key is never silently
-    ignored); everything after that (HTTP, network, provider errors, aborts) arrives as an ``error``
-    event.
+    Raises :class:`~tau.ai.lookup.registry.UnknownApiError` if no adapter serves ``model.api``,
+    and ``TypeError`` for a key no provider reads or an option the adapter does not take (a
+    misspelt key is never silently ignored); everything after that (HTTP, network, provider
+    errors, aborts) arrives as an ``error`` event.
     """
     provider = resolve_api_provider(model.api)
+    if settings is not None:
+        return _simple(provider, model, context, _merged(settings, options))
     provider.check(options)
     return _call(provider.stream, model, as_context(context), options)
+
+
+def _merged(settings: Mapping[str, Any], options: Mapping[str, Any]) -> Mapping[str, Any]:
+    # The caller's object is only read (the provider's resolution copies it); keywords given
+    # beside it make one merged copy.
+    if not isinstance(settings, Mapping):
+        raise TypeError(f"settings must be a dict (tau.ai.Settings), not {type(settings).__name__}")
+    return {**settings, **options} if options else settings
+
+
+def _simple(
+    provider: ApiProvider, model: Model, context: Context | str, settings: Mapping[str, Any]
+) -> AssistantMessageEventStream:
+    provider.check(settings, simple=True)
+    return _call(provider.stream_simple, model, as_context(context), settings)
 
 
 def _call(
@@ -76,33 +101,44 @@ async def _final_message(s: AssistantMessageEventStream) -> AssistantMessage:
 
 
 async def complete(
-    model: Model, context: Context | str, **options: Unpack[ProviderStreamOptions]
+    model: Model,
+    context: Context | str,
+    settings: Settings | None = None,
+    **options: Unpack[ProviderStreamOptions],
 ) -> AssistantMessage:
     """The final message of :func:`stream` (check ``stop_reason`` for errors).
 
     Cancelling the awaiting task cancels the call and closes its connection.
     """
-    return await _final_message(stream(model, context, **options))
+    return await _final_message(stream(model, context, settings, **options))
 
 
 def stream_simple(
-    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
+    model: Model,
+    context: Context | str,
+    settings: Settings | None = None,
+    **options: Unpack[SimpleStreamOptions],
 ) -> AssistantMessageEventStream:
-    """Stream one response with the unified ``reasoning`` level mapped per provider.
+    """Stream one response from settings: ``settings``, and settings keys as keywords (which
+    win; the adapter's own keys by their own names are taken too), the unified ``reasoning``
+    level mapped per provider.
 
     Raises :class:`~tau.ai.lookup.registry.UnknownApiError` for an api no adapter serves, and
-    ``TypeError`` for an option the adapter's ``stream_simple`` does not take.
+    ``TypeError`` for a key no provider reads (naming the close matches).
     """
     provider = resolve_api_provider(model.api)
-    provider.check(options, simple=True)
-    return _call(provider.stream_simple, model, as_context(context), options)
+    merged = options if settings is None else _merged(settings, options)
+    return _simple(provider, model, context, merged)
 
 
 async def complete_simple(
-    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
+    model: Model,
+    context: Context | str,
+    settings: Settings | None = None,
+    **options: Unpack[SimpleStreamOptions],
 ) -> AssistantMessage:
     """The final message of :func:`stream_simple` (cancelling it cancels the call)."""
-    return await _final_message(stream_simple(model, context, **options))
+    return await _final_message(stream_simple(model, context, settings, **options))
 
 
 # --------------------------------------------------------------------------- sync conveniences
@@ -151,25 +187,38 @@ def _run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def complete_sync(
-    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
+    model: Model,
+    context: Context | str,
+    settings: Settings | None = None,
+    **options: Unpack[SimpleStreamOptions],
 ) -> AssistantMessage:
-    """:func:`complete_simple` for synchronous code (works inside a running loop too)."""
-    return _run(complete_simple(model, as_context(context), **options))
+    """:func:`complete_simple` for synchronous code (works inside a running loop too).
+
+    The settings are checked here, in the caller's thread: a misspelt key raises at the call.
+    """
+    merged = options if settings is None else _merged(settings, options)
+    resolve_api_provider(model.api).check(merged, simple=True)
+    return _run(complete_simple(model, as_context(context), cast("Settings", merged)))
 
 
 def stream_sync(
-    model: Model, context: Context | str, **options: Unpack[SimpleStreamOptions]
+    model: Model,
+    context: Context | str,
+    settings: Settings | None = None,
+    **options: Unpack[SimpleStreamOptions],
 ) -> Iterator[AssistantMessageEvent]:
     """Iterate :func:`stream_simple`'s events from synchronous code.
 
     Leaving the loop early (``break``, an exception) aborts the call and closes its connection.
     """
-    # Checked here, not in the generator, so that a wrong context fails at the call.
-    return _sync_events(model, as_context(context), options)
+    # Checked here, not in the generator, so that a wrong context or key fails at the call.
+    merged = options if settings is None else _merged(settings, options)
+    resolve_api_provider(model.api).check(merged, simple=True)
+    return _sync_events(model, as_context(context), merged)
 
 
 def _sync_events(
-    model: Model, context: Context, options: SimpleStreamOptions
+    model: Model, context: Context, options: Mapping[str, Any]
 ) -> Iterator[AssistantMessageEvent]:
     # Imported here: only the sync helpers need it, not ``import tau.ai``.
     import queue
@@ -178,7 +227,7 @@ def _sync_events(
 
     async def pump() -> None:
         try:
-            s = stream_simple(model, context, **options)
+            s = stream_simple(model, context, cast("Settings", options))
             try:
                 async for event in s:
                     events.put(event)

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeGuard
+from typing import Any, Literal, TypeGuard, cast
 
 from tau.agent import (
     Agent,
@@ -43,6 +43,7 @@ from tau.ai import (
     complete_simple,
     is_context_overflow,
 )
+from tau.ai import Settings as ModelSettings
 from tau.cli.app_events import (
     AppEvent,
     CompactionEnd,
@@ -105,7 +106,9 @@ class Settings:
     system: str | None = None
     session: Session | None = None
     yes: bool = False
-    extra_options: dict[str, Any] = field(default_factory=dict)
+    model_settings: ModelSettings = field(default_factory=lambda: cast("ModelSettings", {}))
+    """The model call's settings (``--max-tokens``, ``--timeout``, ``-o``…): see
+    :func:`tau.cli.run_settings.model_settings`."""
     mcp_file: Path | None = None
     usage_limits: UsageLimits | None = None
     fallback_models: Sequence[Model] = ()
@@ -156,7 +159,7 @@ class App:
             get_api_key=custom_key,
             before_tool_call=self._before_tool_call,
             session_id=self.session.id if self.session else None,
-            stream_options=settings.extra_options,
+            settings=settings.model_settings,
             tool_sources=[self.mcp] if self.mcp else (),
             usage_limits=settings.usage_limits,
             fallback_models=settings.fallback_models,
@@ -338,9 +341,10 @@ class App:
 
     async def _summarise(self, prompt: str, max_tokens: int, signal: AbortSignal) -> str:
         model = self.model
-        options: dict[str, Any] = {
-            key: value for key, value in self.settings.extra_options.items() if key == "timeout"
-        }
+        options: dict[str, Any] = {}
+        timeout = self.settings.model_settings.get("timeout")
+        if timeout is not None:
+            options["timeout"] = timeout
         key = custom_key(model.provider)
         if key:
             options["api_key"] = key

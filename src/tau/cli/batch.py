@@ -26,6 +26,7 @@ from tau.cli.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, UsageError
 if TYPE_CHECKING:
     from tau.agent import Agent, AgentThinkingLevel
     from tau.ai import Model
+    from tau.ai import Settings as ModelSettings
 
 __all__ = ["BatchAgent", "batch_command"]
 
@@ -43,7 +44,7 @@ class BatchAgent:
         tools: Sequence[str],
         cwd: Path,
         thinking: AgentThinkingLevel,
-        options: dict[str, Any],
+        settings: ModelSettings,
         limits: dict[str, Any],
         output_type: Any = None,
     ) -> None:
@@ -53,7 +54,7 @@ class BatchAgent:
         self.tools = list(tools)
         self.cwd = cwd
         self.thinking = thinking
-        self.options = options
+        self.settings = settings
         self.limits = limits
         self.output_type = output_type
 
@@ -79,7 +80,7 @@ class BatchAgent:
             system_prompt=self.system,
             tools=build_tools(self.tools, Workspace(self.cwd)),
             thinking_level=self.thinking,
-            stream_options=self.options,
+            settings=self.settings,
             usage_limits=UsageLimits(**self.limits) if self.limits else None,
             output_type=self.output_type,
         )
@@ -108,11 +109,11 @@ def _output_type(spec: str | None) -> Any:
 
 def _make_agent(args: argparse.Namespace) -> BatchAgent:
     from tau.cli.models import check_credentials, choose_model, model_spec
-    from tau.cli.run_settings import stream_options
+    from tau.cli.run_settings import model_settings
 
     model = choose_model(args.model)
     check_credentials(model)
-    options = stream_options(args, model)
+    settings = model_settings(args, model)
     limits: dict[str, Any] = {}
     if args.max_cost_per_item is not None:
         limits["max_cost"] = args.max_cost_per_item
@@ -125,7 +126,7 @@ def _make_agent(args: argparse.Namespace) -> BatchAgent:
         tools=_tool_names(args.tools, args.yes),
         cwd=Path.cwd().resolve(),
         thinking=args.thinking,
-        options=options,
+        settings=settings,
         limits=limits,
         output_type=_output_type(args.output_schema),
     )

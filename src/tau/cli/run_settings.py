@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tau.cli.argtypes import THINKING_LEVELS
 from tau.cli.errors import UsageError
@@ -16,6 +16,7 @@ from tau.cli.run_control import fallback_models, usage_limits
 
 if TYPE_CHECKING:
     from tau.ai import Model
+    from tau.ai import Settings as ModelSettings
     from tau.cli.app import Settings
 
 
@@ -39,10 +40,12 @@ def _session_model(entry: dict[str, Any] | None) -> Model | None:
     return model
 
 
-def stream_options(args: argparse.Namespace, model: Model) -> dict[str, Any]:
-    """The provider options the flags set (``--max-tokens``, ``--timeout``, ``--temperature``,
-    ``-o KEY=VALUE``), each key checked against what ``model``'s provider takes (an unknown one
-    is a :class:`UsageError` naming the close matches)."""
+def model_settings(args: argparse.Namespace, model: Model) -> ModelSettings:
+    """The model call's settings the flags set (``--max-tokens``, ``--timeout``,
+    ``--temperature``, ``-o KEY=VALUE`` with any :class:`tau.ai.Settings` key, such as
+    ``-o anthropic_effort=max``), each key checked against what ``model``'s provider takes (an
+    unknown one is a :class:`UsageError` naming the close matches). The one place the CLI
+    builds them: every command that runs the model takes them from here."""
     options: dict[str, Any] = {}
     for key, flag in (("max_tokens", "max_tokens"), ("timeout", "timeout")):
         if getattr(args, flag, None) is not None:
@@ -54,7 +57,7 @@ def stream_options(args: argparse.Namespace, model: Model) -> dict[str, Any]:
         options[key] = value
     if args.options or args.temperature is not None:
         _check_option_keys(model, options)
-    return options
+    return cast("ModelSettings", options)
 
 
 def _check_option_keys(model: Model, options: dict[str, Any]) -> None:
@@ -109,7 +112,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     default = () if model.provider == LOCAL_PROVIDER else DEFAULT_TOOL_NAMES
     names = tool_names(args.tools, default)
     workspace = Workspace(cwd, tuple(Path(p).expanduser().resolve() for p in args.allow_path))
-    options = stream_options(args, model)
+    settings = model_settings(args, model)
     return Settings(
         model=model,
         tool_names=names,
@@ -119,7 +122,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         session=session,
         session_dir=session_dir,
         yes=args.yes,
-        extra_options=options,
+        model_settings=settings,
         mcp_file=None if args.mcp is None else Path(args.mcp),
         usage_limits=usage_limits(args),
         fallback_models=fallback_models(args, model),

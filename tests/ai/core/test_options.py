@@ -53,9 +53,10 @@ def test_several_unknown_keys_are_all_named() -> None:
 
 
 def test_stream_simple_takes_the_simple_options_and_what_it_passes_on() -> None:
-    # A stream()-only key is not a stream_simple() one: the reasoning level replaces it.
+    # stream_simple() takes settings: a key no provider reads is refused, naming the close
+    # settings key (the provider's own key, by its own name, is taken as before).
     with pytest.raises(TypeError, match="stream_simple\\(\\) for api 'anthropic-messages'"):
-        stream_simple(claude(), CTX, thinking_enabled=True)  # type: ignore[call-arg]
+        stream_simple(claude(), CTX, thinking_enabld=True)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="did you mean 'reasoning'"):
         complete_sync(claude(), CTX, reasonin="high")  # type: ignore[call-arg]
 

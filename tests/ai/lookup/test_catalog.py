@@ -21,8 +21,8 @@ from tau.ai import (
 from tau.ai.adapters import calculate_cost
 from tau.ai.core.types import Usage
 from tau.ai.lookup.catalog import catalog_source
-from tau.ai.lookup.env_keys import _KEY_VARS
-from tau.ai.lookup.registry import _BUILTIN
+from tau.ai.lookup.env_keys import key_variables
+from tau.ai.lookup.registry import BUILTIN_PROVIDERS
 
 REPO = Path(__file__).resolve().parents[3]
 CATALOG = REPO / "src" / "tau" / "ai" / "lookup" / "catalog_data.json"
@@ -84,12 +84,12 @@ def test_every_entry_is_sane() -> None:
 
 def test_every_api_in_the_catalog_is_a_builtin_api() -> None:
     apis = {m.api for p in get_providers() for m in get_models(p)}
-    assert apis <= set(_BUILTIN), apis - set(_BUILTIN)
+    assert apis <= set(BUILTIN_PROVIDERS), apis - set(BUILTIN_PROVIDERS)
 
 
 def test_every_keyed_provider_has_an_environment_variable() -> None:
     ambient = {"google-vertex", "amazon-bedrock", "local", "faux"}
-    missing = [p for p in get_providers() if p not in ambient and p not in _KEY_VARS]
+    missing = [p for p in get_providers() if p not in ambient and not key_variables(p)]
     assert missing == []
 
 

@@ -7,18 +7,14 @@ from pathlib import Path
 import pytest
 
 from tau.ai import ProviderError, get_env_api_key
-from tau.ai.lookup.env_keys import (
-    _AWS_CREDENTIAL_VARS,
-    _KEY_VARS,
-    AUTHENTICATED,
-    require_api_key,
-    resolve_api_key,
-)
+from tau.ai.lookup.env_keys import AUTHENTICATED, require_api_key, resolve_api_key
+from tau.ai.lookup.registry import builtin_records
+from tau.ai.providers.bedrock.auth import AWS_CREDENTIAL_VARS
 from tau.ai.providers.faux import faux_model
 
 _ALL_VARS = (
-    {v for names in _KEY_VARS.values() for v in names}
-    | set(_AWS_CREDENTIAL_VARS)
+    {v for record in builtin_records() for names in record.env_keys.values() for v in names}
+    | set(AWS_CREDENTIAL_VARS)
     | {
         "AWS_ACCESS_KEY_ID",
         "AWS_SECRET_ACCESS_KEY",
@@ -90,7 +86,7 @@ def test_unknown_and_keyless_providers() -> None:
     assert get_env_api_key("openai-codex") is None
 
 
-@pytest.mark.parametrize("var", _AWS_CREDENTIAL_VARS)
+@pytest.mark.parametrize("var", AWS_CREDENTIAL_VARS)
 def test_bedrock_credential_chain(monkeypatch: pytest.MonkeyPatch, var: str) -> None:
     assert get_env_api_key("amazon-bedrock") is None
     monkeypatch.setenv(var, "x")

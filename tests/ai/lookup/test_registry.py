@@ -108,7 +108,9 @@ async def test_builtin_whose_import_fails_becomes_an_error_event_naming_the_extr
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(
-        registry_module._BUILTIN, "needs-extra", ("tau.ai.providers._missing_for_test", "local")
+        registry_module.BUILTIN_PROVIDERS,
+        "needs-extra",
+        "tau.ai.providers._missing_for_test [local]",
     )
     s = stream(_model("needs-extra"), CTX)
     events = [e async for e in s]

@@ -110,13 +110,19 @@ def option_keys(options_type: type) -> frozenset[str]:
 SIMPLE_ONLY_KEYS = option_keys(SimpleStreamOptions) - option_keys(StreamOptions)
 """The keys ``stream_simple`` maps to provider options instead of passing them on."""
 
+COMMON_KEYS = option_keys(SimpleStreamOptions) | option_keys(ToolChoiceOption)
+"""The keys of :class:`tau.ai.CommonSettings`: every provider's, never prefixed."""
 
-def check_options(options: Mapping[str, Any], allowed: frozenset[str], what: str) -> None:
+
+def check_options(
+    options: Mapping[str, Any], allowed: frozenset[str], what: str, *, noun: str = "option"
+) -> None:
     """Raise ``TypeError`` if ``options`` has a key not in ``allowed``.
 
     ``what`` names the call (``"stream() for api 'anthropic-messages'"``); the message names
     each unknown key and the allowed keys closest to it, so a misspelling is never silently
-    ignored.
+    ignored. ``noun`` names what a key is (``"setting"``: then the allowed keys, too many to
+    list, are not listed).
     """
     unknown = [key for key in options if key not in allowed]
     if not unknown:
@@ -129,7 +135,9 @@ def check_options(options: Mapping[str, Any], allowed: frozenset[str], what: str
         hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
         problems.append(f"{key!r}{hint}")
     plural = "s" if len(unknown) > 1 else ""
-    raise TypeError(
-        f"{what} got unknown option{plural} {', '.join(problems)}; "
-        f"it takes: {', '.join(sorted(allowed))}"
+    takes = (
+        "see tau.ai.Settings for the keys"
+        if noun == "setting"
+        else f"it takes: {', '.join(sorted(allowed))}"
     )
+    raise TypeError(f"{what} got unknown {noun}{plural} {', '.join(problems)}; {takes}")

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 from tau.ai.capabilities.serialization import load_model
 from tau.ai.core.types import Model
+from tau.ai.lookup.plugins import load_plugins
 
 # A plain path, not importlib.resources: that import alone would double the cost of
 # ``import tau.ai``, and the package is always installed as files.
@@ -47,6 +49,30 @@ def _catalog() -> dict[str, dict[str, Any]]:
     return index
 
 
+def add_models(models: Iterable[Model]) -> None:
+    """Make ``models`` part of the catalog (a provider record's own, see ``Provider.catalog``)."""
+    from tau.ai.capabilities.serialization import dump_model
+
+    index = _catalog()
+    with _lock:
+        for model in models:
+            index.setdefault(model.provider, {})[model.id] = dump_model(model)
+
+
+def _answering(provider: str, model_id: str | None = None) -> dict[str, dict[str, Any]]:
+    # The index, after loading the providers that may add models when it lacks the one asked.
+    index = _catalog()
+    known = index.get(provider)
+    if known is None or (model_id is not None and model_id not in known):
+        load_plugins()
+    return index
+
+
+def apis_of(provider: str) -> list[str]:
+    """The apis the catalog's models of ``provider`` use, in order of first use."""
+    return list(dict.fromkeys(str(raw.get("api")) for raw in _catalog().get(provider, {}).values()))
+
+
 def get_providers() -> list[str]:
     """Every provider in the catalog, sorted."""
     return list(_catalog())
@@ -54,7 +80,7 @@ def get_providers() -> list[str]:
 
 def get_models(provider: str) -> list[Model]:
     """Every model of ``provider``, sorted by id; ``[]`` for an unknown provider."""
-    models = _catalog().get(provider, {})
+    models = _answering(provider).get(provider, {})
     return [load_model(raw, f"catalog[{provider}][{model_id}]") for model_id, raw in models.items()]
 
 
@@ -89,7 +115,7 @@ def _close_matches(word: str, options: list[str]) -> str:
 def find_model(provider: str, model_id: str | None = None) -> Model | None:
     """Like :func:`get_model`, but None when the catalog has no such provider or model."""
     provider, model_id = _split(provider, model_id)
-    raw = _catalog().get(provider, {}).get(model_id)
+    raw = _answering(provider, model_id).get(provider, {}).get(model_id)
     if raw is None:
         return None
     return load_model(raw, f"catalog[{provider}][{model_id}]")
@@ -102,7 +128,7 @@ def get_model(provider: str, model_id: str | None = None) -> Model:
     provider or model (:func:`find_model` returns None instead).
     """
     provider, model_id = _split(provider, model_id)
-    catalog = _catalog()
+    catalog = _answering(provider, model_id)
     models = catalog.get(provider)
     if models is None:
         raise UnknownModelError(

@@ -1,53 +1,78 @@
-"""API keys from the environment, per provider.
+"""API keys from the environment, per provider, as the provider records declare them.
 
-Providers whose credentials are not a single key (Vertex with Application Default Credentials,
-Bedrock with the AWS credential chain) report :data:`AUTHENTICATED` when credentials are
-configured: their adapters must then authenticate through that chain, never send the sentinel
-as a key.
+Each record names the environment variables of the providers it serves (``env_keys``:
+``{"anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY")}``, the first one set wins),
+and, for providers whose credentials are not a single key (Vertex with Application Default
+Credentials, Bedrock with the AWS credential chain), a ``credentials`` function that reports
+:data:`AUTHENTICATED` when credentials are configured: their adapters must then authenticate
+through that chain, never send the sentinel as a key.
+
+The registry declares a record's variables here when it loads the record, and is asked
+(through :mod:`tau.ai.lookup.plugins`) to load the records that may know a provider not
+declared yet. This module imports nothing of the registry.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tau.ai.core.errors import ProviderError
 from tau.ai.core.types import Model
+from tau.ai.lookup.plugins import load_key_records
+
+__all__ = [
+    "AUTHENTICATED",
+    "declare",
+    "get_env_api_key",
+    "is_declared",
+    "key_variables",
+    "require_api_key",
+    "resolve_api_key",
+]
 
 AUTHENTICATED = "<authenticated>"
 """Returned instead of a key when ambient credentials (ADC, the AWS chain) are configured."""
 
-# provider -> environment variables, the first one set wins
-_KEY_VARS: dict[str, tuple[str, ...]] = {
-    "github-copilot": ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
-    "anthropic": ("ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"),
-    "openai": ("OPENAI_API_KEY",),
-    "azure-openai-responses": ("AZURE_OPENAI_API_KEY",),
-    "google": ("GEMINI_API_KEY",),
-    "groq": ("GROQ_API_KEY",),
-    "cerebras": ("CEREBRAS_API_KEY",),
-    "xai": ("XAI_API_KEY",),
-    "openrouter": ("OPENROUTER_API_KEY",),
-    "vercel-ai-gateway": ("AI_GATEWAY_API_KEY",),
-    "zai": ("ZAI_API_KEY",),
-    "mistral": ("MISTRAL_API_KEY",),
-    "minimax": ("MINIMAX_API_KEY",),
-    "minimax-cn": ("MINIMAX_CN_API_KEY",),
-    "huggingface": ("HF_TOKEN",),
-    "opencode": ("OPENCODE_API_KEY",),
-    "opencode-go": ("OPENCODE_API_KEY",),
-    "kimi-coding": ("KIMI_API_KEY",),
-    "deepseek": ("DEEPSEEK_API_KEY",),
-}
+Credentials = Callable[[], "str | None"]
 
-_AWS_CREDENTIAL_VARS = (
-    "AWS_PROFILE",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-)
+# provider -> (its variables, the credentials function of the record that declared it, and the
+# main variables of that credential chain, for messages)
+_declared: dict[str, tuple[tuple[str, ...], Credentials | None, tuple[str, ...]]] = {}
+
+
+def declare(
+    variables: Mapping[str, tuple[str, ...]],
+    credentials: Credentials | None,
+    hints: tuple[str, ...] = (),
+) -> None:
+    """Record which variables hold each provider's key (a record's ``env_keys``), and its
+    ambient ``credentials`` with the variables that configure them (``hints``)."""
+    for provider, names in variables.items():
+        _declared[provider] = (tuple(names), credentials, hints)
+
+
+def is_declared(provider: str) -> bool:
+    """Whether a loaded record declares ``provider``'s key variables."""
+    return provider in _declared
+
+
+def _source(
+    provider: str, api: str | None
+) -> tuple[tuple[str, ...], Credentials | None, tuple[str, ...]]:
+    found = _declared.get(provider)
+    if found is None:
+        load_key_records(provider, api)
+        found = _declared.get(provider)
+    return found if found is not None else ((), None, ())
+
+
+def key_variables(provider: str, api: str | None = None) -> tuple[str, ...]:
+    """The environment variables that hold ``provider``'s key, in order of preference (for
+    Vertex and Bedrock: the main ones of their credential chains). Empty when tau knows none."""
+    names, _, hints = _source(provider, api)
+    return names or hints
 
 
 def _env(name: str) -> str | None:
@@ -56,58 +81,18 @@ def _env(name: str) -> str | None:
     return value if value else None
 
 
-def _has_adc() -> bool:
-    # os.path rather than pathlib: this module is imported by ``import tau.ai``.
-    path = _env("GOOGLE_APPLICATION_CREDENTIALS") or os.path.expanduser(
-        "~/.config/gcloud/application_default_credentials.json"
-    )
-    return os.path.isfile(path)
-
-
-def _vertex_key() -> str | None:
-    key = _env("GOOGLE_CLOUD_API_KEY")
-    if key:
-        return key
-    project = _env("GOOGLE_CLOUD_PROJECT") or _env("GCLOUD_PROJECT")
-    if project and _env("GOOGLE_CLOUD_LOCATION") and _has_adc():
-        return AUTHENTICATED
-    return None
-
-
-def _bedrock_key() -> str | None:
-    if any(_env(name) for name in _AWS_CREDENTIAL_VARS):
-        return AUTHENTICATED
-    if _env("AWS_ACCESS_KEY_ID") and _env("AWS_SECRET_ACCESS_KEY"):
-        return AUTHENTICATED
-    return None
-
-
-_AMBIENT_VARS: dict[str, tuple[str, ...]] = {
-    "google-vertex": ("GOOGLE_CLOUD_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"),
-    "amazon-bedrock": ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
-}
-
-
-def key_variables(provider: str, api: str | None = None) -> tuple[str, ...]:
-    """The environment variables that hold ``provider``'s key, in order of preference (for
-    Vertex and Bedrock: the main ones of their credential chains). Empty when tau knows none."""
-    return _KEY_VARS.get(provider) or _AMBIENT_VARS.get(provider, ())
-
-
-def get_env_api_key(provider: str) -> str | None:
+def get_env_api_key(provider: str, api: str | None = None) -> str | None:
     """The API key for ``provider`` from the environment, :data:`AUTHENTICATED`, or None.
 
-    The environment is read on every call, so a key exported after start-up is seen.
+    ``api`` (the model's) says which record to read first. The environment is read on every
+    call, so a key exported after start-up is seen.
     """
-    if provider == "google-vertex":
-        return _vertex_key()
-    if provider == "amazon-bedrock":
-        return _bedrock_key()
-    for name in _KEY_VARS.get(provider, ()):
+    names, credentials, _ = _source(provider, api)
+    for name in names:
         value = _env(name)
         if value:
             return value
-    return None
+    return credentials() if credentials is not None else None
 
 
 def resolve_api_key(model: Model, options: Mapping[str, Any]) -> str | None:
@@ -115,7 +100,7 @@ def resolve_api_key(model: Model, options: Mapping[str, Any]) -> str | None:
     key = options.get("api_key")
     if key:
         return str(key)
-    return get_env_api_key(model.provider)
+    return get_env_api_key(model.provider, model.api)
 
 
 def require_api_key(model: Model, options: Mapping[str, Any]) -> str:
@@ -123,5 +108,5 @@ def require_api_key(model: Model, options: Mapping[str, Any]) -> str:
     key = resolve_api_key(model, options)
     if key:
         return key
-    names = " or ".join(_KEY_VARS.get(model.provider, ())) or "its key variable"
+    names = " or ".join(_source(model.provider, model.api)[0]) or "its key variable"
     raise ProviderError(f"No API key for provider {model.provider!r}: set {names} or pass api_key")

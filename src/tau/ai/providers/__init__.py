@@ -1,25 +1,25 @@
-"""The built-in adapters: one package (or module) per wire API, all of one shape.
+"""The built-in providers: one package per wire protocol, all of one shape.
 
-They are imported by :mod:`tau.ai.lookup.registry` on the first call for their ``model.api``, never
-at ``import tau.ai``; this package imports nothing.
+Their records are imported by :mod:`tau.ai.lookup.registry` on the first call for their
+``model.api``, never at ``import tau.ai``; this package imports nothing.
 
-The adapter contract
-====================
+The provider contract
+=====================
 
-An HTTP adapter is a package ``providers/<protocol>/`` with these modules and names:
+A provider is one :class:`~tau.ai.Provider` record (:mod:`tau.ai.lookup.provider`), declared
+in the ``provider.py`` of its package. Every package has the same core modules:
 
 ``options.py``
     ``<Provider>Options``, a ``TypedDict`` extending :class:`tau.ai.StreamOptions` with the
-    adapter's own keys (and :class:`tau.ai.core.options.ToolChoiceOption` if it takes a tool
-    choice), plus ``<Provider>SimpleOptions`` extending :class:`tau.ai.SimpleStreamOptions`
-    with what ``stream_simple`` passes on. It imports nothing heavy: ``tau.ai`` re-exports
-    these types lazily.
+    provider's own keys (and :class:`tau.ai.core.options.ToolChoiceOption` if it takes a tool
+    choice). Its own keys are also its :class:`tau.ai.Settings` keys, under the record's
+    prefix (``effort`` -> ``anthropic_effort``; ``scripts/generate_settings.py`` writes them
+    out for type checkers). It imports nothing heavy: ``tau.ai`` re-exports these types lazily.
 ``request.py``
-    ``request_body(model, context, options) -> dict`` and ``build_request(model, context,
-    options) -> ProviderRequest``: the URL, the headers (always through
-    :func:`tau.ai.streaming.headers.request_headers`, the one rule: adapter defaults <
-    ``model.headers`` < auth < the call's ``headers``) and the body. Pure: no I/O, so tests
-    validate bodies against the official SDKs' types. A missing key is a
+    ``build_request(model, context, options) -> ProviderRequest``: the URL, the headers
+    (always through :func:`tau.ai.streaming.headers.request_headers`, the one rule: adapter
+    defaults < ``model.headers`` < auth < the call's ``headers``) and the body. Pure: no I/O,
+    so tests validate bodies against the official SDKs' types. A missing key is a
     :class:`~tau.ai.ProviderError` raised here (it becomes the stream's ``error`` event).
 ``decoder.py``
     ``<Provider>Decoder(builder)`` with ``feed(data, event) -> bool`` (one SSE ``data``
@@ -27,36 +27,35 @@ An HTTP adapter is a package ``providers/<protocol>/`` with these modules and na
     reason, or raise if the response is incomplete). A binary stream's decoder takes
     ``feed(chunk: bytes)`` and names its ``content_type``. It only translates wire events into
     :class:`~tau.ai.MessageBuilder` calls, addressing blocks by the provider's own key
-    (``builder.text(key, delta)``, ``thinking``, ``tool_call``, ``close``): the builder opens
-    and closes blocks, maps keys to content indexes, refuses to deliver a tool call whose
-    arguments never closed, and prices the usage once at the end (set
-    ``builder.cost_multiplier`` for a service tier).
-``adapter.py`` (or the protocol's per-endpoint modules)
-    ``stream(model, context, options)`` — usually one line,
-    ``launch_http(model, context, options, build_request, <Provider>Decoder)`` — and
-    ``stream_simple`` mapping the unified ``reasoning`` level to the adapter's options, plus
-    ``OPTIONS`` and ``SIMPLE_OPTIONS`` naming the two option types.
+    (``builder.text(key, delta)``, ``thinking``, ``tool_call``, ``close``).
+``provider.py``
+    ``PROVIDER = Provider(api=..., options=..., prefix=..., env_keys=..., build_request=...,
+    decoder=..., reasoning=...)``: the record, with the small functions only it needs (the
+    decoder factory, the mapping of the unified ``reasoning`` level). A provider that is not
+    plain HTTP gives its own ``stream`` instead (``llama_cpp`` in-process, ``faux`` scripted).
 
-Code shared by two endpoints of one protocol (Responses for OpenAI and Azure, Gemini for the
-Gemini API and Vertex AI, chat-completions compat detection) lives in that protocol's package;
-shapes shared across protocols live in :mod:`.parts`, and what every adapter shares in
-:mod:`tau.ai.streaming.adapter`. ``faux`` (a scripted stand-in) and ``llama_cpp`` (in-process) have the
-same names for their equivalents.
+Whatever else a package needs is its own module (``bedrock/auth.py``, ``google/vertex.py``,
+``openai_completions/compat.py``, ``openai_responses/azure.py``). A protocol with two endpoints
+declares two records in one ``provider.py`` (``openai_responses``: ``PROVIDER`` and
+``AZURE_PROVIDER``; ``google``: ``PROVIDER`` and ``VERTEX_PROVIDER``). Shapes shared across
+protocols live in :mod:`.parts`, :mod:`.output_schema` and :mod:`.simple_options`.
 
 Adding a provider
 =================
 
 1. Is it a dialect of an existing protocol? Then it is a model (``api`` of that protocol, its
    ``base_url``) and, for chat completions, :class:`~tau.ai.OpenAICompletionsCompat` fields.
-2. Otherwise create ``providers/<protocol>/`` with the four modules above, and register its
-   api in ``tau/ai/registry.py`` (``_BUILTIN``: the module with ``stream``, and the extra it
-   needs, if any). A new dependency is an extra, imported only inside the adapter.
-3. Add its option types to the lazy names of ``tau/ai/__init__.py`` and to
-   ``tau/ai/provider_options.py``, and its key variable to ``tau/ai/env_keys.py``.
-4. Tests: request bodies against the provider's official SDK types; the decoder on streams
+2. Otherwise create ``providers/<protocol>/`` with the four modules above, and add its line to
+   :data:`tau.ai.lookup.registry.BUILTIN_PROVIDERS` (``"api": "module[:ATTR] [extra]"``). A new
+   dependency is an extra, imported only inside the package. Then run
+   ``python scripts/generate_settings.py`` (its settings keys, for type checkers).
+3. Tests: request bodies against the provider's official SDK types; the decoder on streams
    written from the documented wire format and on recorded real traffic
    (``../shared/fixtures/recorded``), expectations computed from the raw recording; its row in
-   ``tests/ai/test_headers.py``, ``tests/ai/fault_cases.py`` and the handoff matrix
+   ``tests/ai/streaming/test_headers.py``, ``tests/ai/fault_cases.py`` and the handoff matrix
    (``tests/ai/test_handoff_all_apis.py``).
-5. A case in ``benchmarks/bench_providers.py``, and the README's provider section.
+4. A case in ``benchmarks/bench_providers.py``, and the README's provider section.
+
+A third-party package declares the same record and names it in the ``tau.providers`` entry
+point group (``"my-api" = "my_package.provider:PROVIDER"``); nothing of tau changes.
 """

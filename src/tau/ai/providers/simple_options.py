@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from tau.ai.core.options import SIMPLE_ONLY_KEYS
+from tau.ai.core.settings import request_max_tokens
 from tau.ai.core.types import Model, ThinkingBudgets, ThinkingLevel
 
 DEFAULT_THINKING_BUDGETS: ThinkingBudgets = {
@@ -35,8 +36,21 @@ def base_options(model: Model, options: Mapping[str, Any]) -> dict[str, Any]:
     nothing else (see :func:`tau.ai.core.options.check_options`).
     """
     out = {key: value for key, value in options.items() if key not in SIMPLE_ONLY_KEYS}
-    out["max_tokens"] = options.get("max_tokens") or min(model.max_tokens, 32_000)
+    out["max_tokens"] = request_max_tokens(model, options)
     return out
+
+
+def reasoning_effort(
+    model: Model,
+    options: dict[str, Any],
+    level: ThinkingLevel | None,
+    budgets: ThinkingBudgets | None,
+) -> None:
+    """The reasoning map of the OpenAI protocols: the level becomes ``reasoning_effort``
+    (``xhigh`` only for models that have it, else ``high``); a level given to a model without
+    reasoning is ignored."""
+    if level and model.reasoning:
+        options["reasoning_effort"] = level if supports_xhigh(model) else clamp_reasoning(level)
 
 
 def adjust_max_tokens_for_thinking(

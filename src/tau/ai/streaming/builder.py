@@ -35,6 +35,7 @@ from tau.ai.core.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from tau.ai.core.settings import default_max_tokens
 from tau.ai.core.types import (
     AssistantContent,
     AssistantMessage,
@@ -99,7 +100,9 @@ class MessageBuilder:
         self, model: Model, stream: AssistantMessageEventStream, output_cap: int | None = None
     ) -> None:
         self.model = model
-        self._cap = output_chars_for(model.max_tokens) if output_cap is None else output_cap
+        self._cap = (
+            output_chars_for(default_max_tokens(model)) if output_cap is None else output_cap
+        )
         # Characters the deltas may still add: one subtraction per delta keeps the cap.
         self._room = self._cap
         self.stream = stream

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tau.ai.core.errors import ProviderError
+from tau.ai.core.settings import request_max_tokens
 from tau.ai.core.types import Model
 
 OUTPUT_CAP_BASE = 1 << 20
@@ -28,8 +29,8 @@ def output_chars_for(max_tokens: int) -> int:
 
 def output_cap(model: Model, options: Mapping[str, Any]) -> int:
     """Characters of output (text, thinking, tool arguments) one response may stream: the
-    ``max_output_chars`` option, else :func:`output_chars_for` the ``max_tokens`` option (or
-    the model's ``max_tokens``)."""
+    ``max_output_chars`` option, else :func:`output_chars_for` the request's ``max_tokens``
+    (the option, or its one default: :func:`tau.ai.core.settings.default_max_tokens`)."""
     explicit = options.get("max_output_chars")
     if explicit is not None:
         if not isinstance(explicit, int) or isinstance(explicit, bool) or explicit <= 0:
@@ -37,7 +38,4 @@ def output_cap(model: Model, options: Mapping[str, Any]) -> int:
                 f"max_output_chars must be a positive number of characters, not {explicit!r}"
             )
         return explicit
-    tokens = options.get("max_tokens")
-    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0:
-        tokens = model.max_tokens
-    return output_chars_for(tokens)
+    return output_chars_for(request_max_tokens(model, options))

@@ -4,7 +4,7 @@ Kimi coding, OpenCode, Vercel AI Gateway), spoken directly over :mod:`tau.ai.str
 * :mod:`.options`: :class:`~.options.AnthropicOptions`, what ``stream`` takes;
 * :mod:`.request`: ``build_request`` (body, headers, OAuth subscription tokens);
 * :mod:`.decoder`: :class:`~.decoder.AnthropicDecoder`, the event stream into builder calls;
-* :mod:`.adapter`: ``stream`` and ``stream_simple``.
+* :mod:`.provider`: the record (``PROVIDER``), and the unified reasoning level mapped.
 
 Decoding choices for output tau does not model: blocks other than text, thinking,
 redacted_thinking and tool_use (server tools such as web search, their results, MCP,

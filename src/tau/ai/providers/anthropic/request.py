@@ -12,6 +12,7 @@ from typing import Any
 
 from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
 from tau.ai.core.errors import ProviderError
+from tau.ai.core.settings import request_max_tokens
 from tau.ai.core.types import (
     AssistantMessage,
     CacheRetention,
@@ -165,7 +166,7 @@ def request_body(
             cache,
             oauth=oauth,
         ),
-        "max_tokens": options.get("max_tokens") or max(1, model.max_tokens // 3),
+        "max_tokens": request_max_tokens(model, options),
         "stream": True,
     }
     system: list[dict[str, Any]] = []

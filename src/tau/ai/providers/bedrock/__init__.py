@@ -10,7 +10,7 @@ Bedrock model is used.
 * :mod:`.request`: ``build_request`` (messages, cache points, tools, reasoning fields);
 * :mod:`.auth`: the region, and the bearer token or SigV4 signature;
 * :mod:`.decoder`: :class:`~.decoder.BedrockDecoder`, event-stream frames into builder calls;
-* :mod:`.adapter`: ``stream`` and ``stream_simple``.
+* :mod:`.provider`: the record, and the unified reasoning level mapped to Claude's thinking.
 
 Choices that differ from pi-ai, in one place:
 

@@ -97,3 +97,24 @@ async def sign(
     auth = {k: v for k, v in signed.headers.items() if k.lower() != "content-type"}
     headers = request_headers(model, options, auth, defaults)
     return ProviderRequest(request.url, headers, request.body)
+
+
+AWS_CREDENTIAL_VARS = (
+    # The AWS chain finds credentials through any of these.
+    "AWS_PROFILE",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+)
+
+
+def ambient_key() -> str | None:
+    """:data:`~tau.ai.lookup.env_keys.AUTHENTICATED` when the AWS chain has credentials configured in
+    the environment (a profile, a bearer token, container or web-identity credentials, or an
+    access key pair), else None."""
+    if any(os.environ.get(name) for name in AWS_CREDENTIAL_VARS):
+        return AUTHENTICATED
+    if os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY"):
+        return AUTHENTICATED
+    return None

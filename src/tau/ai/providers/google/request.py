@@ -30,10 +30,12 @@ from tau.ai.core.types import (
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.providers.google.options import GoogleOptions, GoogleSimpleOptions
+from tau.ai.lookup.env_keys import resolve_api_key
+from tau.ai.providers.google.options import GoogleOptions
 from tau.ai.providers.google.schema import to_legacy_schema
 from tau.ai.providers.parts import text_parts
-from tau.ai.providers.simple_options import base_options
+from tau.ai.streaming.adapter import ProviderRequest
+from tau.ai.streaming.headers import request_headers
 from tau.ai.streaming.sanitize import sanitize_surrogates
 
 SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
@@ -321,15 +323,24 @@ def streams_call_arguments(model: Model) -> bool:
     return match is not None and int(match.group(1)) >= 3
 
 
-def simple_options(model: Model, options: GoogleSimpleOptions) -> dict[str, Any]:
-    """``stream_simple`` options: the base ones, ``thinking`` for the reasoning level, and
-    streamed call arguments where the model has them (see :func:`streams_call_arguments`)."""
-    out = base_options(model, options)
-    out["thinking"] = simple_thinking(
-        model, options.get("reasoning"), options.get("thinking_budgets")
-    )
-    streamed = options.get("stream_function_call_arguments")
-    out["stream_function_call_arguments"] = (
-        streams_call_arguments(model) if streamed is None else bool(streamed)
-    )
-    return out
+# --------------------------------------------------------------------------- the Gemini API
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+
+
+def stream_url(model: Model) -> str:
+    """The Gemini API's streaming endpoint of ``model`` (its base URL names the API version)."""
+    base = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
+    return f"{base}/models/{model.id}:streamGenerateContent?alt=sse"
+
+
+def build_request(model: Model, context: Context, options: GoogleOptions) -> ProviderRequest:
+    """The Gemini API's streaming request, with the key in ``x-goog-api-key`` (Vertex AI's is
+    :func:`tau.ai.providers.google.vertex.build_request`)."""
+    key = resolve_api_key(model, options)
+    if not key:
+        raise ProviderError(
+            f"No API key for provider {model.provider!r}: set GEMINI_API_KEY or pass api_key"
+        )
+    headers = request_headers(model, options, {"x-goog-api-key": key})
+    return ProviderRequest(stream_url(model), headers, request_body(model, context, options))

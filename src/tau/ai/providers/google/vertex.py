@@ -1,4 +1,4 @@
-"""``google-vertex``: Gemini on Vertex AI.
+"""``google-vertex``'s endpoint and credentials: Gemini on Vertex AI.
 
 The body and stream are those of the Gemini API (:mod:`.request`, :mod:`.decoder`); this
 module finds the endpoint and the credentials:
@@ -16,8 +16,8 @@ host depends on the location), except that a non-``googleapis.com`` base URL (a 
 test server) replaces the host.
 
 ``stream_function_call_arguments=True`` streams function-call arguments as the model writes
-them (``toolConfig.functionCallingConfig.streamFunctionCallArguments``); :func:`stream_simple`
-turns it on for Gemini 3 and later, the models Vertex AI serves it for.
+them (``toolConfig.functionCallingConfig.streamFunctionCallArguments``); the unified
+settings turn it on for Gemini 3 and later, the models Vertex AI serves it for.
 """
 
 from __future__ import annotations
@@ -25,30 +25,17 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import Any, cast
+from typing import Any
 
 from tau.ai.core.errors import ProviderError
 from tau.ai.core.types import Context, Model
 from tau.ai.lookup.env_keys import AUTHENTICATED
-from tau.ai.providers.google.decoder import GoogleDecoder
-from tau.ai.providers.google.options import GoogleVertexOptions, GoogleVertexSimpleOptions
-from tau.ai.providers.google.request import request_body, simple_options
-from tau.ai.streaming.adapter import ProviderRequest, launch_http
-from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.providers.google.options import GoogleVertexOptions
+from tau.ai.providers.google.request import request_body
+from tau.ai.streaming.adapter import Authorize, ProviderRequest
 from tau.ai.streaming.headers import request_headers
 
-__all__ = [
-    "OPTIONS",
-    "SIMPLE_OPTIONS",
-    "adc_token",
-    "build_request",
-    "stream",
-    "stream_simple",
-    "stream_url",
-]
-
-OPTIONS = GoogleVertexOptions
-SIMPLE_OPTIONS = GoogleVertexSimpleOptions
+__all__ = ["adc_token", "ambient_key", "authorize", "build_request", "stream_url"]
 
 SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
 _EXTRA_HINT = "pip install 'tau[vertex]'"
@@ -155,7 +142,7 @@ async def adc_token() -> tuple[str, str | None]:
 
 
 def build_request(model: Model, context: Context, options: GoogleVertexOptions) -> ProviderRequest:
-    """The streaming request. With an API key it is complete; without one, :func:`stream`
+    """The streaming request. With an API key it is complete; without one, :func:`authorize`
     completes it with Application Default Credentials (which may also name the project)."""
     key = api_key(options)
     auth = {"x-goog-api-key": key} if key else None
@@ -166,14 +153,13 @@ def build_request(model: Model, context: Context, options: GoogleVertexOptions) 
     )
 
 
-def stream(
-    model: Model, context: Context, options: GoogleVertexOptions
-) -> AssistantMessageEventStream:
-    """Stream one Gemini response from Vertex AI; see the module docstring for auth."""
+def authorize(model: Model, options: GoogleVertexOptions) -> Authorize | None:
+    """Without an API key, the request is completed with Application Default Credentials
+    (which may also name the project); with one, it is complete already."""
+    if api_key(options):
+        return None
 
-    async def authorize(request: ProviderRequest, body: bytes) -> ProviderRequest:
-        if api_key(options):
-            return request
+    async def with_adc(request: ProviderRequest, body: bytes) -> ProviderRequest:
         token, adc_project = await adc_token()
         project = resolve_project(options) or adc_project
         if not project:
@@ -193,12 +179,23 @@ def stream(
             request.body,
         )
 
-    return launch_http(model, context, options, build_request, GoogleDecoder, authorize=authorize)
+    return with_adc
 
 
-def stream_simple(
-    model: Model, context: Context, options: GoogleVertexSimpleOptions
-) -> AssistantMessageEventStream:
-    """:func:`stream` with the unified ``reasoning`` level mapped to Gemini thinking
-    (``project`` and ``location`` are passed on)."""
-    return stream(model, context, cast(GoogleVertexOptions, simple_options(model, options)))
+def ambient_key() -> str | None:
+    """``GOOGLE_CLOUD_API_KEY``, else :data:`~tau.ai.lookup.env_keys.AUTHENTICATED` when a project,
+    a location and Application Default Credentials are configured."""
+    key = _env("GOOGLE_CLOUD_API_KEY")
+    if key:
+        return key
+    project = _env("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT")
+    if project and _env("GOOGLE_CLOUD_LOCATION") and _has_adc():
+        return AUTHENTICATED
+    return None
+
+
+def _has_adc() -> bool:
+    path = _env("GOOGLE_APPLICATION_CREDENTIALS") or os.path.expanduser(
+        "~/.config/gcloud/application_default_credentials.json"
+    )
+    return os.path.isfile(path)

@@ -8,5 +8,5 @@ exactly nine alphanumeric characters, so ids from other providers are re-mapped 
 * :mod:`.options`: :class:`~.options.MistralOptions`;
 * :mod:`.request`: ``build_request`` (messages with ids re-mapped, tools, affinity);
 * :mod:`.decoder`: :class:`~.decoder.MistralDecoder`, chunks into builder calls;
-* :mod:`.adapter`: ``stream`` and ``stream_simple``.
+* :mod:`.provider`: the record (``PROVIDER``), and the unified reasoning level mapped.
 """

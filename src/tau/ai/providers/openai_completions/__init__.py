@@ -8,5 +8,5 @@ spoken directly over the shared HTTP client (no SDK at run time).
 * :mod:`.compat`: the per-endpoint dialect, detected from the provider id and base URL;
 * :mod:`.request`: ``build_request`` in the dialect the compat resolves to;
 * :mod:`.decoder`: :class:`~.decoder.OpenAICompletionsDecoder`, chunks into builder calls;
-* :mod:`.adapter`: ``stream`` and ``stream_simple``.
+* :mod:`.provider`: the record (``PROVIDER``), and the unified reasoning level mapped.
 """

@@ -3,9 +3,10 @@
 Stateless by design: every request sends ``store: false`` and the whole conversation, with
 the model's own reasoning handed back as encrypted reasoning items.
 
-* :mod:`.options`: the options of both adapters;
-* :mod:`.request`: the Responses body (``input`` items, ``tools``, reasoning);
+* :mod:`.options`: the options of both endpoints;
+* :mod:`.request`: the Responses body (``input`` items, ``tools``, reasoning) and each
+  endpoint's request (OpenAI's ``POST {base_url}/responses``, an Azure resource's);
+* :mod:`.azure`: where an Azure resource and deployment are (options, environment);
 * :mod:`.decoder`: :class:`~.decoder.OpenAIResponsesDecoder`, events into builder calls;
-* :mod:`.openai`: OpenAI's endpoint (``POST {base_url}/responses``);
-* :mod:`.azure`: an Azure OpenAI resource's.
+* :mod:`.provider`: the two records, ``PROVIDER`` and ``AZURE_PROVIDER``.
 """

@@ -1,4 +1,4 @@
-"""``azure-openai-responses``: the Responses API of an Azure OpenAI resource.
+"""Where ``azure-openai-responses`` sends: the Responses API of an Azure OpenAI resource.
 
 Where to send, and as which deployment, comes from the options or the environment:
 ``azure_base_url`` / ``AZURE_OPENAI_BASE_URL``, else
@@ -13,39 +13,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, cast
 from urllib.parse import quote
 
 from tau.ai.core.errors import ProviderError
-from tau.ai.core.types import Context, Model
-from tau.ai.lookup.env_keys import resolve_api_key
-from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
-from tau.ai.providers.openai_responses.openai import simple_reasoning_options
-from tau.ai.providers.openai_responses.options import (
-    AzureOpenAIResponsesOptions,
-    AzureOpenAIResponsesSimpleOptions,
-)
-from tau.ai.providers.openai_responses.request import responses_body
-from tau.ai.streaming.adapter import ProviderRequest, launch_http
-from tau.ai.streaming.event_stream import AssistantMessageEventStream
-from tau.ai.streaming.headers import request_headers
+from tau.ai.core.types import Model
+from tau.ai.providers.openai_responses.options import AzureOpenAIResponsesOptions
 
 __all__ = [
     "DEFAULT_API_VERSION",
-    "OPTIONS",
-    "SIMPLE_OPTIONS",
-    "build_request",
     "parse_deployment_map",
-    "request_body",
     "resolve_api_version",
     "resolve_base_url",
     "resolve_deployment",
-    "stream",
-    "stream_simple",
 ]
 
-OPTIONS = AzureOpenAIResponsesOptions
-SIMPLE_OPTIONS = AzureOpenAIResponsesSimpleOptions
 DEFAULT_API_VERSION = "v1"
 
 
@@ -97,43 +78,3 @@ def resolve_base_url(model: Model, options: AzureOpenAIResponsesOptions) -> str:
 def resolve_api_version(options: AzureOpenAIResponsesOptions) -> str:
     """The ``api-version`` query parameter."""
     return _setting(options, "azure_api_version", "AZURE_OPENAI_API_VERSION") or DEFAULT_API_VERSION
-
-
-def request_body(
-    model: Model, context: Context, options: AzureOpenAIResponsesOptions
-) -> dict[str, Any]:
-    """The request body for ``model`` (before the ``on_payload`` hook)."""
-    return responses_body(model, context, options, model_name=resolve_deployment(model, options))
-
-
-def build_request(
-    model: Model, context: Context, options: AzureOpenAIResponsesOptions
-) -> ProviderRequest:
-    """``POST <resource>/responses?api-version=…`` with the key in the ``api-key`` header."""
-    api_key = resolve_api_key(model, options) or os.environ.get("AZURE_OPENAI_API_KEY")
-    if not api_key:
-        raise ProviderError(
-            "Azure OpenAI API key is required: set AZURE_OPENAI_API_KEY or pass api_key"
-        )
-    url = (
-        f"{resolve_base_url(model, options)}/responses"
-        f"?api-version={quote(resolve_api_version(options), safe='')}"
-    )
-    headers = request_headers(model, options, {"api-key": api_key})
-    return ProviderRequest(url, headers, request_body(model, context, options))
-
-
-def stream(
-    model: Model, context: Context, options: AzureOpenAIResponsesOptions
-) -> AssistantMessageEventStream:
-    """Stream one response from an Azure OpenAI deployment."""
-    return launch_http(model, context, options, build_request, OpenAIResponsesDecoder)
-
-
-def stream_simple(
-    model: Model, context: Context, options: AzureOpenAIResponsesSimpleOptions
-) -> AssistantMessageEventStream:
-    """:func:`stream` with the unified ``reasoning`` level mapped to ``reasoning_effort``
-    (the ``azure_*`` options, which say where the deployment is, are passed on)."""
-    out = simple_reasoning_options(model, options)
-    return stream(model, context, cast(AzureOpenAIResponsesOptions, out))

@@ -10,8 +10,10 @@ Replay state lives in the content blocks: a reasoning item is stored whole, as J
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 from tau.ai.capabilities.transform_messages import normalize_id_responses, transform_messages
 from tau.ai.core.errors import ProviderError
@@ -26,11 +28,22 @@ from tau.ai.core.types import (
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.providers.openai_responses.options import ResponsesOptions
+from tau.ai.lookup.env_keys import require_api_key, resolve_api_key
+from tau.ai.providers.openai_responses.azure import (
+    resolve_api_version,
+    resolve_base_url,
+    resolve_deployment,
+)
+from tau.ai.providers.openai_responses.options import (
+    AzureOpenAIResponsesOptions,
+    OpenAIResponsesOptions,
+    ResponsesOptions,
+)
 from tau.ai.providers.output_schema import json_schema_format
 from tau.ai.providers.parts import typed_parts
-from tau.ai.streaming.adapter import set_given
+from tau.ai.streaming.adapter import ProviderRequest, set_given
 from tau.ai.streaming.hash import short_hash
+from tau.ai.streaming.headers import request_headers
 from tau.ai.streaming.json_body import tool_arguments_json
 from tau.ai.streaming.sanitize import sanitize_surrogates
 
@@ -296,3 +309,55 @@ def reasoning_params(model: Model, options: ResponsesOptions) -> JsonDict:
     if effort or summary:
         params["reasoning"] = {"effort": effort or "medium", "summary": summary or "auto"}
     return params
+
+
+# --------------------------------------------------------------------------- the two endpoints
+
+
+def request_body(model: Model, context: Context, options: OpenAIResponsesOptions) -> dict[str, Any]:
+    """OpenAI's request body for ``model`` (before the ``on_payload`` hook)."""
+    body = responses_body(model, context, options)
+    # The 24-hour cache is OpenAI's own feature; look-alike servers reject the field.
+    if options.get("cache_retention") == "long" and "api.openai.com" in model.base_url:
+        body["prompt_cache_retention"] = "24h"
+    service_tier = options.get("service_tier")
+    if service_tier:
+        body["service_tier"] = service_tier
+    return body
+
+
+def build_request(
+    model: Model, context: Context, options: OpenAIResponsesOptions
+) -> ProviderRequest:
+    """OpenAI's ``POST {base_url}/responses`` with the key as a bearer token."""
+    auth = {"authorization": f"Bearer {require_api_key(model, options)}"}
+    return ProviderRequest(
+        model.base_url.rstrip("/") + "/responses",
+        request_headers(model, options, auth),
+        request_body(model, context, options),
+    )
+
+
+def azure_request_body(
+    model: Model, context: Context, options: AzureOpenAIResponsesOptions
+) -> dict[str, Any]:
+    """An Azure deployment's request body (before the ``on_payload`` hook)."""
+    return responses_body(model, context, options, model_name=resolve_deployment(model, options))
+
+
+def build_azure_request(
+    model: Model, context: Context, options: AzureOpenAIResponsesOptions
+) -> ProviderRequest:
+    """``POST <resource>/responses?api-version=…`` with the key in the ``api-key`` header
+    (where the resource is: :mod:`tau.ai.providers.openai_responses.azure`)."""
+    api_key = resolve_api_key(model, options) or os.environ.get("AZURE_OPENAI_API_KEY")
+    if not api_key:
+        raise ProviderError(
+            "Azure OpenAI API key is required: set AZURE_OPENAI_API_KEY or pass api_key"
+        )
+    url = (
+        f"{resolve_base_url(model, options)}/responses"
+        f"?api-version={quote(resolve_api_version(options), safe='')}"
+    )
+    headers = request_headers(model, options, {"api-key": api_key})
+    return ProviderRequest(url, headers, azure_request_body(model, context, options))
