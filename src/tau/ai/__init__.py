@@ -93,6 +93,13 @@ from tau.ai.registry import (
     register_api_provider,
     unregister_api_providers,
 )
+from tau.ai.secrets import (
+    REDACTED,
+    SecretSource,
+    add_secret_source,
+    redact_secrets,
+    remember_secret,
+)
 from tau.ai.serialization import (
     SerializationError,
     dump_content,
@@ -158,6 +165,7 @@ __all__ = [
     "LOCAL_PROVIDER",
     "NOTHING",
     "OUTPUT_TOOL_NAME",
+    "REDACTED",
     "AbortController",
     "AbortSignal",
     "AbortedError",
@@ -216,6 +224,7 @@ __all__ = [
     "ProviderRequest",
     "ProviderStreamOptions",
     "ProviderTimeoutError",
+    "SecretSource",
     "SerializationError",
     "SimpleStreamOptions",
     "StartCall",
@@ -253,6 +262,7 @@ __all__ = [
     "UsageCost",
     "UserContent",
     "UserMessage",
+    "add_secret_source",
     "apply_on_payload",
     "calculate_cost",
     "classify_failure",
@@ -300,7 +310,9 @@ __all__ = [
     "overflow_patterns",
     "parse_streaming_json",
     "read_output",
+    "redact_secrets",
     "register_api_provider",
+    "remember_secret",
     "require_api_key",
     "resolve_api_key",
     "resolve_mode",

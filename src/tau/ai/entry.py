@@ -23,6 +23,7 @@ from tau.ai.events import AssistantMessageEvent
 from tau.ai.observe import StartCall
 from tau.ai.options import SimpleStreamOptions
 from tau.ai.registry import resolve_api_provider
+from tau.ai.secrets import remember_options_secrets
 from tau.ai.types import AssistantMessage, Context, Model, UserMessage
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ def stream(
 def _call(
     start: StartCall, model: Model, context: Context, options: Mapping[str, Any]
 ) -> AssistantMessageEventStream:
+    # The keys of this call are redacted wherever its error message is written later.
+    remember_options_secrets(options, model.headers)
     # What is off costs nothing: one test per call when no observer (tracing) is installed.
     observer = observe.call_observer
     if observer is None:

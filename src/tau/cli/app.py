@@ -42,6 +42,7 @@ from tau.ai import (
     UserMessage,
     complete_simple,
     is_context_overflow,
+    redact_secrets,
 )
 from tau.cli.argtypes import THINKING_LEVELS
 from tau.cli.compaction import (
@@ -173,7 +174,7 @@ def dump_app_event(event: AppEvent) -> dict[str, Any]:
                 "willRetry": event.will_retry,
             }
             if event.error is not None:
-                data["errorMessage"] = event.error
+                data["errorMessage"] = redact_secrets(event.error)
             return data
 
 

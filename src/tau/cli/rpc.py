@@ -40,7 +40,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO, TextIO
 
 from tau.agent import AgentEvent, dump_agent_message, event_to_json
-from tau.ai import ImageContent, TextContent, UserContent, UserMessage
+from tau.ai import ImageContent, TextContent, UserContent, UserMessage, redact_secrets
 from tau.cli.app import App, AppEvent, Settings, dump_app_event, dump_compaction
 from tau.cli.errors import EXIT_OK
 
@@ -145,7 +145,7 @@ class RpcServer:
         response: dict[str, Any] = {} if request_id is None else {"id": request_id}
         response |= {"type": "response", "command": command, "success": error is None}
         if error is not None:
-            response["error"] = error
+            response["error"] = redact_secrets(error)
         elif data is not None:
             response["data"] = data
         self.write(response)

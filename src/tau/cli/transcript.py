@@ -23,6 +23,7 @@ from tau.ai import (
     ThinkingContent,
     ToolResultMessage,
     UserMessage,
+    redact_secrets,
 )
 from tau.cli.compaction import CompactionSummary
 
@@ -114,7 +115,9 @@ def to_markdown(messages: Sequence[AgentMessage], title: str) -> str:
                 for call in message.tool_calls:
                     out += [f"**tool call** `{_call(call.name, call.arguments)}`", ""]
                 if message.stop_reason in ("error", "aborted"):
-                    out += [f"*{message.stop_reason}: {message.error_message or ''}*"]
+                    out += [
+                        f"*{message.stop_reason}: {redact_secrets(message.error_message or '')}*"
+                    ]
             case ToolResultMessage():
                 mark = " (error)" if message.is_error else ""
                 out += [f"**{message.tool_name} result{mark}**", "", _fence(_text(message.content))]
@@ -167,7 +170,8 @@ def to_html(messages: Sequence[AgentMessage], title: str) -> str:
                 for call in message.tool_calls:
                     body += f"<pre>→ {html.escape(_call(call.name, call.arguments))}</pre>"
                 if message.stop_reason in ("error", "aborted"):
-                    body += _div("error", f"{message.stop_reason}: {message.error_message or ''}")
+                    error = redact_secrets(message.error_message or "")
+                    body += _div("error", f"{message.stop_reason}: {error}")
                 heading = f"assistant · {message.provider}/{message.model}"
                 parts.append(_section("assistant", heading, body, message.timestamp))
             case ToolResultMessage():
