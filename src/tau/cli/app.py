@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeGuard
 from tau.agent import (
     Agent,
     AgentEvent,
+    AgentMessage,
     AgentThinkingLevel,
     BeforeToolCallContext,
     BeforeToolCallResult,
@@ -194,6 +195,29 @@ def _notice_on_stderr(event: AppEvent) -> None:
     if sys.stderr.isatty():
         line = f"\033[2m{line}\033[0m"
     print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Queued:
+    """The messages an abort took off the queues (see :meth:`App.abort`)."""
+
+    steering: list[AgentMessage]
+    follow_ups: list[AgentMessage]
+
+    def __bool__(self) -> bool:
+        return bool(self.steering or self.follow_ups)
+
+    def texts(self) -> list[str]:
+        """The text of each message, steering first (images are left out)."""
+        return [message_text(m) for m in (*self.steering, *self.follow_ups)]
+
+
+def message_text(message: AgentMessage) -> str:
+    """The text of a queued (user) message; images are left out."""
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    return "".join(getattr(block, "text", "") for block in content)
 
 
 @dataclass
@@ -565,11 +589,17 @@ class App:
             await self._auto_compact("threshold", will_retry=False)
         return result
 
-    def abort(self, reason: str | None = None) -> None:
-        """Abort the run or compaction going on (no-op when idle)."""
-        self.agent.abort(reason)
+    def abort(self, reason: str | None = None) -> Queued:
+        """Abort the run or compaction going on (no-op when idle), and take the queued steering
+        and follow-up messages off the agent's queues: they are never sent with the next
+        prompt. The caller gives them back (the editor) or reports them dropped (RPC)."""
+        agent = self.agent
+        queued = Queued(list(agent.steering_queue), list(agent.follow_up_queue))
+        agent.clear_all_queues()
+        agent.abort(reason)
         if self._compaction is not None:
             self._compaction.abort(reason)
+        return queued
 
     async def _before_tool_call(
         self, context: BeforeToolCallContext, signal: AbortSignal

@@ -17,7 +17,9 @@ Commands:
   take images.
 * ``steer {message, images?}``, ``follow_up {message, images?}``: queue a message (delivered after the current
   tool calls, or when the agent would stop).
-* ``abort``: abort the run or compaction; answered once the agent is idle.
+* ``abort``: abort the run or compaction; answered once the agent is idle. Queued steering and
+  follow-up messages are dropped, never sent with the next prompt: a
+  ``{"type": "queue_dropped", "steering": [text], "followUp": [text]}`` event lists them.
 * ``get_state``: model, thinking level, whether a run or compaction is going on, session
   file and id, message and queue counts.
 * ``set_model {provider, modelId}`` (or ``{model: "provider/id"}``), ``set_thinking {level}``
@@ -41,7 +43,7 @@ from typing import Any, BinaryIO, TextIO
 
 from tau.agent import AgentEvent, dump_agent_message, event_to_json
 from tau.ai import ImageContent, TextContent, UserContent, UserMessage, redact_secrets
-from tau.cli.app import App, AppEvent, Settings, dump_app_event, dump_compaction
+from tau.cli.app import App, AppEvent, Settings, dump_app_event, dump_compaction, message_text
 from tau.cli.errors import EXIT_OK
 
 MAX_LINE = 16 * 1024 * 1024
@@ -291,7 +293,16 @@ async def _follow_up(server: RpcServer, command: dict[str, Any]) -> None:
 
 @_handler("abort")
 async def _abort(server: RpcServer, command: dict[str, Any]) -> None:
-    server.app.abort("Aborted")
+    queued = server.app.abort("Aborted")
+    if queued:
+        # Never sent with the next prompt: the client learns what was dropped.
+        server.write(
+            {
+                "type": "queue_dropped",
+                "steering": [message_text(m) for m in queued.steering],
+                "followUp": [message_text(m) for m in queued.follow_ups],
+            }
+        )
     await server.wait_idle()
 
 
