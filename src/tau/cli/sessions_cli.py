@@ -224,7 +224,7 @@ def sessions_command(argv: list[str], cwd: Path) -> int:
     """``tau sessions ...``; returns the exit status."""
     from pathlib import Path
 
-    from tau.cli.session_store import StoreError, find, recent
+    from tau.cli.session_store import StoreError, find, recent, removable
 
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         argv = ["list", *argv]  # `tau sessions --all` lists, as `tau sessions` does
@@ -241,7 +241,7 @@ def sessions_command(argv: list[str], cwd: Path) -> int:
         return EXIT_OK
     if command == "rm":
         try:
-            path = find(args.id, cwd)
+            path = removable(find(args.id, cwd))
             path.unlink()
         except StoreError as exc:
             raise UsageError(str(exc)) from None
