@@ -26,7 +26,8 @@ Commands:
   (also ``set_thinking_level``): recorded in the session.
 * ``compact {customInstructions?}``: answered with the compaction's result.
 * ``new_session``; also ``get_messages``, ``get_last_assistant_text``, ``get_session_stats``
-  and ``export_html {outputPath?}``.
+  and ``export_html {outputPath?}`` (a path inside the working directory or an
+  ``--allow-path`` root, as for the tools).
 
 Tools that change files or run commands need ``--yes``: nobody is there to be asked.
 """
@@ -45,6 +46,7 @@ from tau.agent import AgentEvent, dump_agent_message, event_to_json
 from tau.ai import ImageContent, TextContent, UserContent, UserMessage, redact_secrets
 from tau.cli.app import App, AppEvent, Settings, dump_app_event, dump_compaction, message_text
 from tau.cli.errors import EXIT_OK
+from tau.cli.tools.paths import PathNotAllowedError
 
 MAX_LINE = 16 * 1024 * 1024
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -406,7 +408,14 @@ async def _export_html(server: RpcServer, command: dict[str, Any]) -> dict[str, 
     output = command.get("outputPath")
     if output is not None and not isinstance(output, str):
         raise CommandFailed('"outputPath" must be a string')
-    path = server.app.export(output or None)
+    target = None
+    if output:
+        # The tools' path policy: inside the working directory or an --allow-path root.
+        try:
+            target = server.app.settings.workspace.resolve(output)
+        except PathNotAllowedError as exc:
+            raise CommandFailed(f'"outputPath": {exc}') from None
+    path = server.app.export(target)
     return {"path": str(path)}
 
 

@@ -11,6 +11,7 @@ import html
 import json
 import os
 import re
+import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,13 +59,33 @@ def write_export(path: Path, text: str) -> None:
                 f"refusing to overwrite {path}: it is not a tau export (remove it or pick "
                 "another name)"
             )
-    temporary = path.with_name(f".{path.name}.tau-export")
+    # A fresh temporary file, created exclusively (O_EXCL: never an existing file or a link
+    # planted under a predictable name), then renamed over the export.
     try:
-        temporary.write_text(text, encoding="utf-8")
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tau-export", dir=path.parent)
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror}") from None
+    temporary = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), 0o666 & ~_umask())  # as an ordinary new file would be
+            out.write(text)
         os.replace(temporary, path)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         raise ExportError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def _umask() -> int:
+    # Read, not set and restored: os.umask() would change it for the tools' threads meanwhile.
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
 
 
 def _text(content: object) -> str:
