@@ -171,7 +171,7 @@ class BatchAgent:
 
     def __call__(self) -> Agent:
         from tau.agent import Agent, UsageLimits
-        from tau.cli.models import parse_model
+        from tau.cli.models import custom_key, parse_model
         from tau.cli.tools import Workspace, build_tools
 
         if self.model is None:
@@ -182,6 +182,7 @@ class BatchAgent:
             tools=build_tools(self.tools, Workspace(self.cwd)),
             thinking_level=self.thinking,
             stream_options=self.options,
+            get_api_key=custom_key,  # models.json's keys, as the interactive command has them
             usage_limits=UsageLimits(**self.limits) if self.limits else None,
             output_type=self.output_type,
         )
