@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("tau.agent.mcp needs the MCP SDK: pip install 'tau[mcp]'") from exc
 
 from tau.agent.mcp.server import MCPServer, MCPServerError, MCPStatus, MCPToolError
-from tau.agent.mcp.tools import MCPTool, MCPToolset, model_tool_name
+from tau.agent.mcp.tools import MCPTool, MCPToolset, model_tool_name, model_tool_names
 
 __all__ = [
     "MCPServer",
@@ -41,4 +41,5 @@ __all__ = [
     "MCPToolError",
     "MCPToolset",
     "model_tool_name",
+    "model_tool_names",
 ]
