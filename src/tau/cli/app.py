@@ -498,6 +498,12 @@ class App:
             raise CompactionError("aborted")
         if message.stop_reason == "error":
             raise CompactionError(f"the summary request failed: {message.error_message}")
+        if message.stop_reason == "length":
+            # A summary cut mid-sentence (often a repetition loop): never accepted.
+            raise CompactionError(
+                f"the summary was cut at its limit of {max_tokens:,} tokens; the context is "
+                "left as it was"
+            )
         return message.text
 
     async def compact(self, instructions: str | None = None) -> Compacted:
