@@ -212,6 +212,19 @@ class Queued:
         return [message_text(m) for m in (*self.steering, *self.follow_ups)]
 
 
+def _allow_mcp_results(workspace: Workspace) -> None:
+    """Let ``read`` open the files where MCP results over the cap are saved whole (the
+    notice in such a result names one)."""
+    from tau.agent.mcp import results_dir
+
+    try:
+        folder = results_dir()
+    except OSError:
+        return  # the notice then says the rest could not be saved
+    if folder not in workspace.allowed:
+        workspace.allowed = (*workspace.allowed, folder)
+
+
 def message_text(message: AgentMessage) -> str:
     """The text of a queued (user) message; images are left out."""
     content = getattr(message, "content", "")
@@ -279,9 +292,12 @@ class App:
         self.settings = settings
         self.confirm = confirm
         self.on_event = on_event or _notice_on_stderr
+        servers = load_servers(settings.mcp_file)
+        if servers:
+            _allow_mcp_results(settings.workspace)
         self.tools = build_tools(settings.tool_names, settings.workspace)
         # MCP servers (the config's and --mcp FILE's): one tool source, started on first use.
-        self.mcp = MCPTools(load_servers(settings.mcp_file), reserved=[t.name for t in self.tools])
+        self.mcp = MCPTools(servers, reserved=[t.name for t in self.tools])
         self.session = settings.session or self._new_session_file()
         self.resumed_messages = len(self.session.messages) if self.session else 0
         """How many messages the session held when it was opened."""

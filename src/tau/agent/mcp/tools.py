@@ -40,6 +40,8 @@ def model_tool_name(name: str, prefix: str | None = None) -> str:
     return clean
 
 
+MAX_DESCRIPTION_CHARS = 4000
+"""A server's tool description is cut to this many characters before the model sees it."""
 _RESERVED = frozenset({OUTPUT_TOOL_NAME})
 """Names tau's agent gives its own tools: an MCP tool never takes them."""
 
@@ -79,6 +81,9 @@ class MCPTool(AgentTool):
         annotations = spec.annotations
         label = spec.title or (annotations.title if annotations is not None else None)
         description = spec.description or ""
+        if len(description) > MAX_DESCRIPTION_CHARS:
+            cut = len(description) - MAX_DESCRIPTION_CHARS
+            description = f"{description[:MAX_DESCRIPTION_CHARS]}… [{cut:,} more characters cut]"
         if renamed:
             # Renamed for a clash: the model (and whoever reads the transcript) learns why.
             note = f"(The MCP server names this tool {spec.name!r}; renamed to {name!r} here.)"
