@@ -40,7 +40,11 @@ def test_rpc_steer_then_abort_then_prompt_sends_only_the_prompt(tmp_path: Path) 
     assert client.call({"id": 3, "type": "follow_up", "message": "later msg"})["success"]
     assert client.call({"id": 4, "type": "abort"})["success"]
     dropped = next(d for d in client.seen if d.get("type") == "queue_dropped")
-    assert dropped == {"type": "queue_dropped", "steering": ["steer msg"], "followUp": ["later msg"]}
+    assert dropped == {
+        "type": "queue_dropped",
+        "steering": ["steer msg"],
+        "followUp": ["later msg"],
+    }
     state = client.call({"id": 5, "type": "get_state"})["data"]
     assert state["pendingMessageCount"] == 0
     assert client.call({"id": 6, "type": "prompt", "message": "again"})["success"]

@@ -29,7 +29,11 @@ def answer(request: Request) -> Reply:
     if request.headers.get("authorization") != f"Bearer {KEY}":
         body = json.dumps({"error": {"message": "missing or wrong key"}}).encode()
         return Reply(401, {"content-type": "application/json"}, [body])
-    chunks = [_chunk({"role": "assistant", "content": "ok"}), _chunk({}, "stop"), b"data: [DONE]\n\n"]
+    chunks = [
+        _chunk({"role": "assistant", "content": "ok"}),
+        _chunk({}, "stop"),
+        b"data: [DONE]\n\n",
+    ]
     return Reply(200, SSE_HEADERS, chunks)
 
 
@@ -42,7 +46,9 @@ async def test_tau_batch_sends_the_models_json_key(tmp_path: Path) -> None:
         (home / "models.json").write_text(json.dumps({"providers": {"team": provider}}))
         work = tmp_path / "work"
         work.mkdir()
-        items = "".join(json.dumps({"id": f"q{n}", "prompt": f"question {n}"}) + "\n" for n in range(3))
+        items = "".join(
+            json.dumps({"id": f"q{n}", "prompt": f"question {n}"}) + "\n" for n in range(3)
+        )
         (work / "in.jsonl").write_text(items)
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tau.cli", "batch", "in.jsonl", "-o", "out.jsonl",

@@ -71,7 +71,10 @@ def test_a_search_stops_at_its_time_limit_with_a_notice(
     monkeypatch.setattr(search, "GREP_TIME_LIMIT", 0.2)
     _lines_file(tmp_path)
     out = _run_in_thread(tmp_path, {"pattern": "x\\ny"}, abort_after=None)
-    assert out == "No matches found\n\n[Search stopped after 0.2 s: narrow the path or glob for the rest]"
+    assert (
+        out
+        == "No matches found\n\n[Search stopped after 0.2 s: narrow the path or glob for the rest]"
+    )
 
 
 def test_an_unsupported_pattern_says_which_syntax_grep_takes(tmp_path: Path) -> None:

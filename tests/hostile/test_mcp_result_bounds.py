@@ -39,6 +39,10 @@ SERVER = textwrap.dedent(
 )
 
 
+def _line_count(path: str) -> int:
+    return Path(path).read_text().count("\n")
+
+
 def _files_in(result: ToolResultMessage) -> list[str]:
     notice = result.content[-1]
     assert isinstance(notice, TextContent)
@@ -85,7 +89,7 @@ async def test_a_huge_result_and_description_are_bounded_and_the_rest_readable(
     assert shown < MAX_RESULT_BYTES + 1000
     assert results[0].details is None  # the text is not kept a second time
     (saved,) = _files_in(results[0])
-    assert Path(saved).read_text().count("\n") == 180_000  # the whole result, once
+    assert _line_count(saved) == 180_000  # the whole result, once
     assert "line 0179999 of the huge result" in results[1].content[0].text  # type: ignore[union-attr]
 
     (session,) = (tmp_path / "sessions").rglob("*.jsonl")

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from tau.agent import Agent
 from tau.agent.mcp import MCPServer
 from tau.ai import OUTPUT_TOOL_NAME, ToolResultMessage
-from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call
+from tau.ai.providers.faux import FauxResponse, faux_model, tool_call
 
 SERVER = textwrap.dedent(
     """
@@ -68,7 +68,9 @@ async def test_clashing_and_reserved_names_are_renamed_and_the_run_works(tmp_pat
         assert [t.name for t in await server.tools()] == names  # the same every time
 
         script = [
-            FauxResponse([tool_call("a_b", {}), tool_call(dotted.name, {}), tool_call(final.name, {})]),
+            FauxResponse(
+                [tool_call("a_b", {}), tool_call(dotted.name, {}), tool_call(final.name, {})]
+            ),
             FauxResponse([tool_call(OUTPUT_TOOL_NAME, {"value": 42})]),
         ]
         agent = Agent(model=faux_model(script), tool_sources=[server], output_type=Answer,

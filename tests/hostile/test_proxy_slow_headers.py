@@ -39,6 +39,8 @@ async def proxy_as_main_serves_it() -> AsyncIterator[int]:
     try:
         async with asyncio.timeout(5):
             while not server.started:
+                if task.done():
+                    task.result()  # it failed to start: say why
                 await asyncio.sleep(0.005)
         yield server.servers[0].sockets[0].getsockname()[1]
     finally:
