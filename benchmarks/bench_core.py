@@ -19,7 +19,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from tau.ai import Context, EventStream, UserMessage, stream  # noqa: E402
+from tau.ai import Context, UserMessage, stream  # noqa: E402
+from tau.ai.adapters import EventStream  # noqa: E402
 from tau.ai.providers.faux import FauxResponse, faux_model, text  # noqa: E402
 
 IMPORT_RUNS = 7

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from tau.ai import Context, UserMessage, stream  # noqa: E402
-from tau.ai.local_models import default_local_model, gguf_path  # noqa: E402
+from tau.ai.lookup.local_models import default_local_model, gguf_path  # noqa: E402
 from tau.ai.providers import llama_cpp as provider  # noqa: E402
 
 ROUNDS = 5

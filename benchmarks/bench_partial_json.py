@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_partial_json.py`` (from the repo root, with tau installed or
 ``PYTHONPATH=src``). Prints, for two realistic ~1 MB arguments, the total time spent in
-:class:`tau.ai.utils.partial_json.IncrementalJsonParser` as a multiple of one ``json.loads`` of
+:class:`tau.ai.streaming.partial_json.IncrementalJsonParser` as a multiple of one ``json.loads`` of
 the final text (target: at most 10x), next to the naive approach of pi and most peers (a full
 jiter partial re-parse after every delta), whose cost grows quadratically.
 """
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import jiter
 
-from tau.ai.utils.partial_json import IncrementalJsonParser, parse_streaming_json
+from tau.ai.streaming.partial_json import IncrementalJsonParser, parse_streaming_json
 
 DELTAS = 10_000
 TARGET = 1_000_000

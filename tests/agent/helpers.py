@@ -16,9 +16,10 @@ from tau.agent import (
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
 )
-from tau.ai import AssistantMessage, MessageBuilder, Model, TextContent, ToolResultMessage
-from tau.ai.builder import launch_stream
-from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai import AssistantMessage, Model, TextContent, ToolResultMessage
+from tau.ai.adapters import MessageBuilder
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import launch_stream
 
 TIMEOUT = 5.0
 

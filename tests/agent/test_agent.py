@@ -19,13 +19,12 @@ from tau.agent import (
 from tau.ai import (
     AssistantMessage,
     ImageContent,
-    MessageBuilder,
     TextContent,
     ToolResultMessage,
     UserMessage,
-    launch_stream,
     stream_simple,
 )
+from tau.ai.adapters import MessageBuilder, launch_stream
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
 from tests import factories
 
@@ -91,12 +90,17 @@ async def test_subscribe_and_unsubscribe() -> None:
     assert len(seen) == count
 
 
-def test_a_listener_subscribed_twice_is_stored_once() -> None:
-    agent = Agent()
-    listener = lambda e: None  # noqa: E731
+async def test_a_listener_subscribed_twice_is_stored_once() -> None:
+    agent = Agent(model=faux_model([FauxResponse([text("hi")])]))
+    seen: list[str] = []
+
+    def listener(event: AgentEvent) -> None:
+        seen.append(event.type)
+
     agent.subscribe(listener)
     agent.subscribe(listener)
-    assert len(agent._listener_snapshot) == 1
+    await agent.prompt("go")
+    assert seen.count("agent_start") == 1
 
 
 def test_mutators() -> None:

@@ -28,6 +28,7 @@ from tau.agent import (
     unregister_message_type,
 )
 from tau.ai import AssistantMessage, TextContent, ToolResultMessage, UserMessage
+from tau.ai.core.types import Message, now_ms
 from tau.ai.providers.faux import (
     FauxResponse,
     faux_calls,
@@ -36,7 +37,6 @@ from tau.ai.providers.faux import (
     thinking,
     tool_call,
 )
-from tau.ai.types import Message, now_ms
 
 from .helpers import check_grammar, collect, echo_tool, kinds, result_text
 

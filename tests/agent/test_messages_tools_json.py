@@ -34,8 +34,8 @@ from tau.ai import (
     ToolResultMessage,
     UserMessage,
 )
+from tau.ai.core.types import now_ms
 from tau.ai.providers.faux import FauxResponse, faux_model, text, thinking, tool_call
-from tau.ai.types import now_ms
 
 from .helpers import collect, result_text
 

@@ -24,16 +24,9 @@ from tau.agent import (
     event_to_json,
     run_agent_loop,
 )
-from tau.ai import (
-    OUTPUT_TOOL_NAME,
-    AssistantMessage,
-    ToolResultMessage,
-    UserMessage,
-    get_model,
-    stream_simple,
-    supports_native_output,
-)
+from tau.ai import AssistantMessage, ToolResultMessage, UserMessage, get_model, stream_simple
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
+from tau.ai.structured import OUTPUT_TOOL_NAME, supports_native_output
 from tests.agent.helpers import check_grammar, echo_tool, prompt_collecting, result_text
 
 

@@ -21,8 +21,8 @@ from tau.agent import (
     run_agent_loop,
 )
 from tau.ai import AbortController, AbortedError, AssistantMessage, TextContent, UserMessage
-from tau.ai.event_stream import AssistantMessageEventStream
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
 
 from .helpers import check_grammar, collect, echo_tool, hanging_stream_fn, kinds, result_text
 

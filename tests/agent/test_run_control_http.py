@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import tau.ai.http as tau_http
+import tau.ai.streaming.http as tau_http
 from tau.agent import Agent, FallbackEvent, UsageLimits, event_to_json
 from tau.ai import AssistantMessage, ToolResultMessage
 from tests.ai.fault_cases import CASES

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tau.ai import Model
-from tau.ai.registry import _BUILTIN
+from tau.ai.lookup.registry import _BUILTIN
 from tests.factories import sse
 
 

@@ -15,7 +15,7 @@ from tau.ai import (
     UserMessage,
     stream,
 )
-from tau.ai.events import (
+from tau.ai.core.events import (
     DoneEvent,
     ErrorEvent,
     StartEvent,
@@ -25,7 +25,7 @@ from tau.ai.events import (
     ThinkingEndEvent,
     ToolCallDeltaEvent,
 )
-from tau.ai.types import TextContent, ThinkingContent, ToolCall
+from tau.ai.core.types import TextContent, ThinkingContent, ToolCall
 
 _KIND = {"text": TextContent, "thinking": ThinkingContent, "toolcall": ToolCall}
 _DELTAS = (TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent)

@@ -10,8 +10,8 @@ import asyncio
 import threading
 
 from tau.ai import AbortController, AssistantMessageEvent, Context, UserMessage, stream
-from tau.ai import builder as builder_module
 from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call
+from tau.ai.streaming import launch as launch_module
 
 from .stream_checks import check_grammar
 
@@ -26,7 +26,7 @@ def _slow(*blocks: object) -> FauxResponse:
 def _producers() -> list[asyncio.Task[None]]:
     # Only this test's loop: other tests' streams are none of its business.
     loop = asyncio.get_running_loop()
-    return [t for t in builder_module._running if t.get_loop() is loop]
+    return [t for t in launch_module._running if t.get_loop() is loop]
 
 
 async def _no_producers_left() -> None:

@@ -17,8 +17,7 @@ import pytest
 
 from tau.ai import AssistantMessageEvent, Context, Model, UserMessage, stream
 from tau.ai import stream_simple as tau_stream_simple
-from tau.ai.providers.anthropic import request as adapter
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     ImageContent,
     ModelCost,
@@ -28,6 +27,7 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
+from tau.ai.providers.anthropic import request as adapter
 from tests import factories
 from tests.ai.servers import SSE_HEADERS, STALL, LocalServer, Reply, wait_until
 from tests.ai.stream_checks import check_grammar, stream_aborting_at
@@ -733,7 +733,7 @@ async def test_http_error_carries_status_and_message() -> None:
 
 
 async def test_context_overflow_is_recognisable() -> None:
-    from tau.ai.utils.overflow import is_context_overflow
+    from tau.ai.capabilities.overflow import is_context_overflow
 
     assert is_context_overflow(await _prompt_too_long())
 

@@ -13,9 +13,7 @@ from botocore.session import get_session
 from botocore.validate import ParamValidator
 
 from tau.ai import Context, UserMessage, stream, stream_simple
-from tau.ai.providers.bedrock import auth as bedrock_auth
-from tau.ai.providers.bedrock import request as bedrock
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     ImageContent,
     Model,
@@ -25,6 +23,8 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
+from tau.ai.providers.bedrock import auth as bedrock_auth
+from tau.ai.providers.bedrock import request as bedrock
 from tests import factories
 from tests.ai.servers import CLOSE, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar, stream_aborting_at
@@ -607,7 +607,7 @@ async def test_wrong_role_is_an_error() -> None:
 
 
 def test_catalog_models() -> None:
-    from tau.ai.catalog import get_model
+    from tau.ai.lookup.catalog import get_model
 
     sonnet = get_model("amazon-bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
     assert bedrock.is_claude(sonnet) and bedrock.supports_cache_points(sonnet)
@@ -625,7 +625,7 @@ def test_catalog_models() -> None:
 async def test_missing_botocore_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from tau.ai import registry
+    from tau.ai.lookup import registry
 
     monkeypatch.setattr(registry, "_registry", {})
     for name in [n for n in sys.modules if n == "botocore" or n.startswith("botocore.")]:

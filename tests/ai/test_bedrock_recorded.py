@@ -19,7 +19,7 @@ from botocore.parsers import EventStreamJSONParser  # noqa: E402
 from botocore.session import get_session  # noqa: E402
 
 from tau.ai import Context, UserMessage, stream  # noqa: E402
-from tau.ai.types import Model, TextContent, ThinkingContent, ToolCall  # noqa: E402
+from tau.ai.core.types import Model, TextContent, ThinkingContent, ToolCall  # noqa: E402
 from tests.ai import replay  # noqa: E402
 from tests.ai.servers import LocalServer  # noqa: E402
 from tests.ai.stream_checks import check_grammar  # noqa: E402

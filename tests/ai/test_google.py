@@ -11,9 +11,7 @@ import pytest
 from google.genai import types as genai
 
 from tau.ai import Context, UserMessage, stream, stream_simple
-from tau.ai.providers.google import request as shared
-from tau.ai.providers.google import vertex as google_vertex
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     ImageContent,
     Model,
@@ -22,6 +20,8 @@ from tau.ai.types import (
     Tool,
     ToolCall,
 )
+from tau.ai.providers.google import request as shared
+from tau.ai.providers.google import vertex as google_vertex
 from tests import factories
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar, stream_aborting_at
@@ -741,7 +741,7 @@ async def test_vertex_authenticated_marker_is_not_sent_as_a_key(
 
 
 def test_catalog_models_resolve_to_the_right_endpoints() -> None:
-    from tau.ai.catalog import get_model
+    from tau.ai.lookup.catalog import get_model
     from tau.ai.providers.google import gemini as google
 
     gem = get_model("google", "gemini-2.5-flash")
@@ -756,7 +756,7 @@ def test_catalog_models_resolve_to_the_right_endpoints() -> None:
 
 
 async def test_cost_is_computed_even_when_the_stream_fails() -> None:
-    from tau.ai.types import ModelCost
+    from tau.ai.core.types import ModelCost
 
     usage = {
         "promptTokenCount": 1_000_000,

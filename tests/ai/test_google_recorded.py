@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tau.ai import Context, UserMessage, stream
-from tau.ai.types import Model, TextContent, ThinkingContent, ToolCall
+from tau.ai.core.types import Model, TextContent, ThinkingContent, ToolCall
 from tests.ai import replay
 from tests.ai.servers import LocalServer
 from tests.ai.stream_checks import check_grammar

@@ -24,16 +24,17 @@ from google.genai import types as genai
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tau.ai import AssistantMessage, Context, Tool, UserMessage, get_models, launch_stream, stream
+from tau.ai import AssistantMessage, Context, Tool, UserMessage, get_models, stream
 from tau.ai import stream_simple as simple
-from tau.ai.builder import MessageBuilder
+from tau.ai.adapters import launch_stream
+from tau.ai.core.types import Model, TextContent, ToolCall
 from tau.ai.providers.google import request as shared
 from tau.ai.providers.google.decoder import GoogleDecoder
-from tau.ai.types import Model, TextContent, ToolCall
+from tau.ai.streaming.builder import MessageBuilder
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar
+from tests.ai.streaming.test_json_path import json_arguments
 from tests.ai.test_google import SIG, chunk, gemini, validate_body, vertex
-from tests.ai.utils.test_json_path import json_arguments
 
 TOOLS = [Tool("plan", "Plan a trip", {"type": "object"})]
 

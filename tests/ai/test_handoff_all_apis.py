@@ -28,9 +28,7 @@ from typing import Any
 import pytest
 
 from tau.ai import Context, Model, UserMessage, stream
-from tau.ai.catalog import get_model
-from tau.ai.providers.bedrock import auth as bedrock
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     ImageContent,
     Message,
@@ -40,6 +38,8 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
+from tau.ai.lookup.catalog import get_model
+from tau.ai.providers.bedrock import auth as bedrock
 from tests.ai.openai_sdk_check import check_openai_body
 from tests.ai.responses_sdk import validate_with_sdk
 from tests.ai.servers import LocalServer, Reply, Request

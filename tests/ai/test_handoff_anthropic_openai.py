@@ -12,7 +12,7 @@ from typing import Any
 import httpx2
 
 from tau.ai import Context, UserMessage, complete
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     Message,
     Model,

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("botocore")
 
 from tau.ai import Context, UserMessage, stream
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     ImageContent,
     Message,

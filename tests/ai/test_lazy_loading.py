@@ -72,3 +72,33 @@ def test_first_call_imports_only_its_adapter() -> None:
     new = sorted(m for m in after_call - after_catalog if m.startswith("tau.ai.providers"))
     assert new == ["tau.ai.providers", "tau.ai.providers.faux"]
     assert _heavy(after_call) == []
+
+
+def test_import_loads_only_what_a_first_stream_needs() -> None:
+    # The data model, the events, the entry points and the registry with the stream machinery
+    # every adapter uses; each capability loads on first use, each adapter on its first call.
+    after_import, after_catalog, after_call = _run_probe()
+    capabilities = (
+        "tau.ai.capabilities.",
+        "tau.ai.structured",
+        "tau.ai.lookup.catalog",
+        "tau.ai.lookup.env_keys",
+        "tau.ai.lookup.local_models",
+        "tau.ai.streaming.adapter",
+        "tau.ai.streaming.http",
+        "tau.ai.streaming.sse",
+        "tau.ai.streaming.partial_json",
+        "tau.ai.streaming.json_path",
+        "tau.ai.streaming.json_body",
+        "tau.ai.streaming.headers",
+        "tau.ai.adapters",
+    )
+    assert sorted(m for m in after_import if m.startswith(capabilities)) == []
+    # A catalog lookup loads the catalog (and the JSON form it is stored in), nothing more.
+    loaded = sorted(m for m in after_catalog - after_import if m.startswith("tau."))
+    assert loaded == [
+        "tau.ai.capabilities",
+        "tau.ai.capabilities.serialization",
+        "tau.ai.lookup.catalog",
+    ]
+    assert "tau.ai.capabilities.fallback" not in after_call

@@ -8,17 +8,7 @@ from typing import Any
 
 import pytest
 
-from tau.ai.builder import MessageBuilder, launch_stream
-from tau.ai.catalog import get_model
-from tau.ai.providers.mistral import adapter
-from tau.ai.providers.mistral import request as mistral
-from tau.ai.providers.mistral.decoder import (
-    THINKING_SIGNATURE,
-    MistralDecoder,
-    derived_tool_call_id,
-)
-from tau.ai.providers.mistral.request import IMAGE_OMITTED, request_body
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -30,6 +20,17 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tau.ai.lookup.catalog import get_model
+from tau.ai.providers.mistral import adapter
+from tau.ai.providers.mistral import request as mistral
+from tau.ai.providers.mistral.decoder import (
+    THINKING_SIGNATURE,
+    MistralDecoder,
+    derived_tool_call_id,
+)
+from tau.ai.providers.mistral.request import IMAGE_OMITTED, request_body
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.launch import launch_stream
 
 PNG = "iVBORw0KGgo="
 

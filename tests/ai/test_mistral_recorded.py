@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tau.ai import Context, UserMessage, stream
-from tau.ai.catalog import get_model
-from tau.ai.types import ModelCost, TextContent, ThinkingContent, ToolCall
+from tau.ai.core.types import ModelCost, TextContent, ThinkingContent, ToolCall
+from tau.ai.lookup.catalog import get_model
 from tests.ai import replay
 from tests.ai.servers import LocalServer
 from tests.ai.stream_checks import check_grammar

@@ -7,9 +7,9 @@ from dataclasses import fields
 
 import pytest
 
+from tau.ai.capabilities.serialization import dump_model, load_compat, load_model
+from tau.ai.core.types import Model, OpenAICompletionsCompat
 from tau.ai.providers.openai_completions.compat import detect_compat, resolve_compat
-from tau.ai.serialization import dump_model, load_compat, load_model
-from tau.ai.types import Model, OpenAICompletionsCompat
 from tests import factories
 
 

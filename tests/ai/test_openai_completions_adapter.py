@@ -8,7 +8,7 @@ from typing import Any
 import httpx2
 
 from tau.ai import Context, UserMessage, complete, complete_simple
-from tau.ai.types import AssistantMessage, Model
+from tau.ai.core.types import AssistantMessage, Model
 from tests import factories
 
 SSE = (
@@ -120,7 +120,7 @@ async def test_empty_200_body_is_an_error() -> None:
 
 
 async def test_context_overflow_status_error_is_recognised() -> None:
-    from tau.ai.utils.overflow import is_context_overflow
+    from tau.ai.capabilities.overflow import is_context_overflow
 
     body = json.dumps(
         {

@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from tau.ai import AssistantMessage, Context, UserMessage, stream
-from tau.ai.types import Model, TextContent, ThinkingContent
+from tau.ai.core.types import Model, TextContent, ThinkingContent
 from tests.ai.openai_sdk_check import EXTENSION_KEYS, check_openai_body
 from tests.ai.replay import Recorded, load, mock_client, replies
 from tests.ai.servers import LocalServer

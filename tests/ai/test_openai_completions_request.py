@@ -7,14 +7,7 @@ from typing import Any
 
 import pytest
 
-from tau.ai.providers.openai_completions.compat import resolve_compat
-from tau.ai.providers.openai_completions.request import (
-    BRIDGE_TEXT,
-    TOOL_IMAGES_TEXT,
-    convert_messages,
-    request_body,
-)
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -29,6 +22,13 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+)
+from tau.ai.providers.openai_completions.compat import resolve_compat
+from tau.ai.providers.openai_completions.request import (
+    BRIDGE_TEXT,
+    TOOL_IMAGES_TEXT,
+    convert_messages,
+    request_body,
 )
 from tests import factories
 from tests.ai.openai_sdk_check import EXTENSION_KEYS, check_openai_body

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from tau.ai import AssistantMessage, AssistantMessageEvent, launch_stream
-from tau.ai.builder import MessageBuilder
+from tau.ai import AssistantMessage, AssistantMessageEvent
+from tau.ai.adapters import launch_stream
+from tau.ai.capabilities.overflow import is_context_overflow
+from tau.ai.core.types import Model, ModelCost, ThinkingContent
 from tau.ai.providers.openai_completions.decoder import OpenAICompletionsDecoder, parse_usage
-from tau.ai.types import Model, ModelCost, ThinkingContent
-from tau.ai.utils.overflow import is_context_overflow
+from tau.ai.streaming.builder import MessageBuilder
 from tests.ai.stream_checks import check_grammar
 
 MODEL = Model(

@@ -9,16 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tau.ai.builder import ProviderError
-from tau.ai.catalog import find_model, get_model
-from tau.ai.providers.openai_responses import azure as azure_openai_responses
-from tau.ai.providers.openai_responses import openai as openai_responses
-from tau.ai.providers.openai_responses.request import (
-    convert_messages,
-    decode_text_signature,
-    encode_text_signature,
-)
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     Context,
     ImageContent,
@@ -31,6 +22,15 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tau.ai.lookup.catalog import find_model, get_model
+from tau.ai.providers.openai_responses import azure as azure_openai_responses
+from tau.ai.providers.openai_responses import openai as openai_responses
+from tau.ai.providers.openai_responses.request import (
+    convert_messages,
+    decode_text_signature,
+    encode_text_signature,
+)
+from tau.ai.streaming.builder import ProviderError
 from tests import factories
 from tests.ai.responses_sdk import validate_with_sdk
 

@@ -10,10 +10,11 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tau.ai.builder import MessageBuilder, ProviderError, launch_stream
-from tau.ai.catalog import get_model
+from tau.ai.lookup.catalog import get_model
 from tau.ai.providers.mistral.decoder import MistralDecoder
 from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
+from tau.ai.streaming.builder import MessageBuilder, ProviderError
+from tau.ai.streaming.launch import launch_stream
 from tests.ai.stream_checks import check_grammar
 
 MODEL = get_model("openai", "gpt-5-mini")

@@ -10,10 +10,7 @@ from typing import Any
 import pytest
 
 from tau.ai import Context, Model, UserMessage, stream
-from tau.ai.catalog import get_model
-from tau.ai.providers.mistral.decoder import THINKING_SIGNATURE
-from tau.ai.providers.openai_responses.request import encode_text_signature
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -22,6 +19,9 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
+from tau.ai.lookup.catalog import get_model
+from tau.ai.providers.mistral.decoder import THINKING_SIGNATURE
+from tau.ai.providers.openai_responses.request import encode_text_signature
 from tests.ai.responses_sdk import validate_with_sdk
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
 

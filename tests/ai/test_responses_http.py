@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from tau.ai import Context, UserMessage, complete, stream
-from tau.ai.catalog import get_model
-from tau.ai.types import AssistantMessage, Model
+from tau.ai.core.types import AssistantMessage, Model
+from tau.ai.lookup.catalog import get_model
 from tests.ai.servers import CLOSE, SSE_HEADERS, LocalServer, Reply
 from tests.ai.stream_checks import check_grammar
 from tests.factories import sse

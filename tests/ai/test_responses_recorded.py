@@ -12,9 +12,7 @@ from typing import Any
 import pytest
 
 from tau.ai import AssistantMessageEvent, Context, UserMessage, stream
-from tau.ai.catalog import get_model
-from tau.ai.providers.openai_responses import openai as openai_responses
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     Model,
     ModelCost,
@@ -23,6 +21,8 @@ from tau.ai.types import (
     ToolCall,
     ToolResultMessage,
 )
+from tau.ai.lookup.catalog import get_model
+from tau.ai.providers.openai_responses import openai as openai_responses
 from tests.ai import replay
 from tests.ai.responses_sdk import validate_with_sdk
 from tests.ai.servers import LocalServer

@@ -7,9 +7,17 @@ from typing import Any
 
 import pytest
 
-from tau.ai.builder import MessageBuilder, launch_stream
+from tau.ai.core.types import (
+    AssistantMessage,
+    Model,
+    ModelCost,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+)
 from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
-from tau.ai.types import AssistantMessage, Model, ModelCost, TextContent, ThinkingContent, ToolCall
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.launch import launch_stream
 
 MODEL = Model(
     id="gpt-5-mini",

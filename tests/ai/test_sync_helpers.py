@@ -7,18 +7,11 @@ import time
 
 import pytest
 
-from tau.ai import (
-    AbortController,
-    Context,
-    Model,
-    UnknownApiError,
-    UserMessage,
-    complete_sync,
-    stream_sync,
-)
-from tau.ai import builder as builder_module
+from tau.ai import AbortController, Context, Model, UserMessage, complete_sync, stream_sync
 from tau.ai import entry as entry_module
+from tau.ai.adapters import UnknownApiError
 from tau.ai.providers.faux import FauxResponse, faux_model, text
+from tau.ai.streaming import launch as launch_module
 
 from .stream_checks import check_grammar
 
@@ -51,7 +44,7 @@ def _background_producers() -> set[asyncio.Task[None]]:
     loop = entry_module._background_loop()
 
     async def running() -> set[asyncio.Task[None]]:
-        return {t for t in builder_module._running if t.get_loop() is loop}
+        return {t for t in launch_module._running if t.get_loop() is loop}
 
     return asyncio.run_coroutine_threadsafe(running(), loop).result(timeout=5)
 

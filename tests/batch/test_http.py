@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import tau.ai.http as tau_http
+import tau.ai.streaming.http as tau_http
 from tau.batch import BatchFatalError, RateLimit, read_results, run_batch
 
 from .agents import HttpAgent

@@ -38,7 +38,7 @@ def test_every_subcommand_has_help(tau: TauRunner) -> None:
 
 
 def test_help_states_the_default_timeouts(tau: TauRunner) -> None:
-    from tau.ai.http import DEFAULT_TIMEOUTS
+    from tau.ai.streaming.http import DEFAULT_TIMEOUTS
 
     text = " ".join(tau("--help").stdout.split())
     connect, first_byte, idle = (DEFAULT_TIMEOUTS[k] for k in ("connect", "first_byte", "idle"))

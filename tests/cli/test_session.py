@@ -6,8 +6,8 @@ import itertools
 import json
 from pathlib import Path
 
+from tau.ai.core.types import AssistantMessage, UserMessage
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text
-from tau.ai.types import AssistantMessage, UserMessage
 from tau.cli.app import App, Settings
 from tau.cli.session import Session
 from tau.cli.tools import Workspace

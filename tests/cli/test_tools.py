@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tau.agent.tools import AgentTool, AgentToolResult, as_tool_result
-from tau.ai.abort import AbortController
-from tau.ai.types import ImageContent, TextContent
+from tau.ai.core.abort import AbortController
+from tau.ai.core.types import ImageContent, TextContent
 from tau.cli.tools import Workspace, build_tools
 from tau.cli.tools.paths import PathNotAllowedError
 from tau.cli.tools.truncate import format_size, truncate_head, truncate_tail

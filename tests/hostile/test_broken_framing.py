@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tau.ai.types import TextContent, ToolCall
+from tau.ai.core.types import TextContent, ToolCall
 from tests.ai import test_anthropic as anthropic
 from tests.ai import test_google as google
 from tests.ai.stream_checks import check_grammar

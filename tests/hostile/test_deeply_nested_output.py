@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from tau.agent import Agent
-from tau.ai import OUTPUT_TOOL_NAME, UserMessage
+from tau.ai import UserMessage
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
+from tau.ai.structured import OUTPUT_TOOL_NAME
 
 TREE = {
     "type": "object",

@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from tau.ai import AssistantMessage, Context, UserMessage, stream
-from tau.ai.builder import OUTPUT_CAP_BASE, OUTPUT_CAP_PER_TOKEN, output_cap
+from tau.ai.streaming.output_cap import OUTPUT_CAP_BASE, OUTPUT_CAP_PER_TOKEN, output_cap
 from tau.proxy import stream_proxy
 from tests.ai.fault_cases import CASES, AdapterCase, case_params
 from tests.ai.servers import LocalServer, Reply

@@ -17,8 +17,9 @@ from pydantic import BaseModel
 
 from tau.agent import Agent
 from tau.agent.mcp import MCPServer
-from tau.ai import OUTPUT_TOOL_NAME, ToolResultMessage
+from tau.ai import ToolResultMessage
 from tau.ai.providers.faux import FauxResponse, faux_model, tool_call
+from tau.ai.structured import OUTPUT_TOOL_NAME
 
 SERVER = textwrap.dedent(
     """

@@ -15,15 +15,8 @@ import math
 import httpx2
 import pytest
 
-from tau.ai import (
-    AssistantMessage,
-    Context,
-    ProviderError,
-    ToolCall,
-    UserMessage,
-    stream,
-)
-from tau.ai.sse import decode_json_data, parse_event_json, parse_json
+from tau.ai import AssistantMessage, Context, ProviderError, ToolCall, UserMessage, stream
+from tau.ai.streaming.sse import decode_json_data, parse_event_json, parse_json
 from tau.proxy import stream_proxy
 from tests.ai.fault_cases import CASES, AdapterCase, case_params
 from tests.ai.servers import LocalServer, Reply

@@ -18,7 +18,7 @@ import httpx2
 import pytest
 
 from tau.ai import Context, ProviderError, UserMessage, stream
-from tau.ai.sse import DEFAULT_MAX_LINE_BYTES, SSEDecoder, max_line_bytes
+from tau.ai.streaming.sse import DEFAULT_MAX_LINE_BYTES, SSEDecoder, max_line_bytes
 from tau.proxy import stream_proxy
 from tests.ai.fault_cases import CASES, AdapterCase, case_params
 from tests.ai.servers import STALL, LocalServer, Reply

@@ -3,7 +3,7 @@
 A redirect hands the request, headers included, to another address. ``httpx2`` drops only
 ``Authorization`` when the origin changes; the key of Anthropic (``x-api-key``), Gemini and
 Vertex (``x-goog-api-key``), Azure (``api-key``), a SigV4 signature, or a header the caller
-added for its gateway would travel on. tau's rule, in ``tau.ai.http``: provider requests never
+added for its gateway would travel on. tau's rule, in ``tau.ai.streaming.http``: provider requests never
 follow a redirect, so no header of any scheme reaches the next address; the redirect is a
 clear error naming where it pointed.
 
@@ -21,7 +21,7 @@ import pytest
 from tau.ai import Context, Model, UserMessage, complete
 from tau.proxy import stream_proxy
 from tests.ai.servers import LocalServer, Reply
-from tests.ai.test_headers import ADAPTERS, KEY, Adapter
+from tests.ai.streaming.test_headers import ADAPTERS, KEY, Adapter
 
 CUSTOM = {"x-gateway-token": "gw-secret-456"}
 """An auth header of the caller's own (a gateway's), sent with the ``headers`` option."""

@@ -16,15 +16,14 @@ from tau.ai import (
     Context,
     ErrorEvent,
     FailedAttempt,
-    MessageBuilder,
     Model,
     ProviderConnectionError,
     ProviderError,
     UserMessage,
     classify_failure,
     fallback_stream_fn,
-    launch_stream,
 )
+from tau.ai.adapters import MessageBuilder, launch_stream
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model
 
 CONTEXT = Context(messages=[UserMessage("hi")])

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import tau.telemetry
 from tau.ai import Context, Model, UserMessage, complete
-from tau.ai.observe import loggable_url
+from tau.ai.streaming.observe import loggable_url
 from tests.ai.servers import JSON_HEADERS, LocalServer, Reply, Request
 
 KEY = "AIzaSy-hostile-0123456789-secret"

@@ -22,8 +22,14 @@ from typing import Any, Literal
 import pytest
 
 from tau.agent import AgentToolResult, agent_tool
+from tau.ai.core.types import (
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call
-from tau.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from tau.cli.app import App, Settings
 from tau.cli.session import Session, SessionError
 from tau.cli.tools import Workspace
@@ -257,7 +263,7 @@ def test_two_writers_keep_one_chain_and_a_resume_sees_every_entry(tmp_path: Path
 _WRITER = """
 import sys, time
 from pathlib import Path
-from tau.ai.types import AssistantMessage, TextContent, UserMessage
+from tau.ai.core.types import AssistantMessage, TextContent, UserMessage
 from tau.cli.session import Session
 
 path, name = Path(sys.argv[1]), sys.argv[2]

@@ -12,19 +12,17 @@ from typing import Any
 import pydantic
 import pytest
 
-from tau.ai import (
+from tau.ai import StructuredOutputError, complete_structured, stream_structured
+from tau.ai.providers.faux import FauxResponse, faux_model, text
+from tau.ai.providers.faux import tool_call as call
+from tau.ai.structured import (
+    NOTHING,
     OUTPUT_TOOL_NAME,
     OutputSpec,
     OutputValidationError,
     PartialOutput,
-    StructuredOutputError,
-    complete_structured,
     find_json,
-    stream_structured,
 )
-from tau.ai.providers.faux import FauxResponse, faux_model, text
-from tau.ai.providers.faux import tool_call as call
-from tau.ai.structured import NOTHING
 from tests import factories
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tau.ai.types import ImageContent
+from tau.ai.core.types import ImageContent
 from tau.cli.tools import read as read_module
 
 from .tool_calls import call, text_of, tool

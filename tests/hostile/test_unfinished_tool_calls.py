@@ -1,6 +1,6 @@
 """A tool call whose arguments never closed is never delivered as a finished call.
 
-The rule lives in :class:`tau.ai.builder.MessageBuilder`, so it holds for every adapter: a
+The rule lives in :class:`tau.ai.streaming.builder.MessageBuilder`, so it holds for every adapter: a
 call the wire format never closed (no ``content_block_stop``, no ``output_item.done``, no
 ``contentBlockStop``, a stream cut inside it), or one whose JSON text stops inside a value
 (a token limit hit mid-call), gets no ``toolcall_end``, and the stream ends with an ``error``
@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tau.ai import AssistantMessage, launch_stream
-from tau.ai.builder import MessageBuilder
-from tau.ai.types import TextContent, ToolCall
+from tau.ai import AssistantMessage
+from tau.ai.adapters import launch_stream
+from tau.ai.core.types import TextContent, ToolCall
+from tau.ai.streaming.builder import MessageBuilder
 from tests.ai import test_anthropic as anthropic
 from tests.ai import test_bedrock as bedrock
 from tests.ai import test_google as google

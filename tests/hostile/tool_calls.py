@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from tau.agent.tools import AgentTool, AgentToolResult, as_tool_result
-from tau.ai.abort import AbortController
-from tau.ai.types import TextContent
+from tau.ai.core.abort import AbortController
+from tau.ai.core.types import TextContent
 from tau.cli.tools import Workspace, build_tools
 
 DEADLINE = 10.0

@@ -54,7 +54,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip("llama-cpp-python[server] is not installed")
     import httpx2
 
-    from tau.ai.local_models import embedded_gguf
+    from tau.ai.lookup.local_models import embedded_gguf
 
     port = _free_port()
     # A file, not a pipe: the server logs a lot, and a full pipe would block it.

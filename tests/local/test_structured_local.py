@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from tau.ai import complete_structured, stream_structured
-from tau.ai.local_models import default_local_model
+from tau.ai.lookup.local_models import default_local_model
 
 
 class Address(BaseModel):

@@ -19,12 +19,12 @@ from tau.ai import (
     AssistantMessageEventStream,
     Context,
     Model,
-    OutputSchema,
     Tool,
     ToolCall,
     UserMessage,
     stream_simple,
 )
+from tau.ai.adapters import OutputSchema
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, thinking, tool_call
 from tau.proxy import stream_proxy
 
@@ -412,7 +412,7 @@ async def test_unreachable_proxy_is_a_proxy_error() -> None:
 
 
 def test_command_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: Any) -> None:
-    from tau.ai.serialization import dump_model
+    from tau.ai.capabilities.serialization import dump_model
 
     served: list[tuple[Any, dict[str, Any]]] = []
     models_file = tmp_path / "models.json"
@@ -436,7 +436,7 @@ def test_command_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: An
 
 
 def test_tools_travel_as_schemas() -> None:
-    from tau.ai.serialization import dump_tool
+    from tau.ai.capabilities.serialization import dump_tool
 
     tool = AgentTool("t", "d", None, execute=lambda *a: "x")
     assert dump_tool(tool) == dump_tool(Tool("t", "d"))

@@ -171,7 +171,7 @@ def _usage(input: int, output: int, cache_read: int = 0):  # type: ignore[no-unt
 
 async def test_uninstrument_stops_observing(otel: Otel) -> None:
     import tau.telemetry
-    from tau.ai import get_call_observer
+    from tau.ai.adapters import get_call_observer
 
     otel.instrument()
     tau.telemetry.uninstrument()

@@ -6,18 +6,26 @@
   ``prompt()`` returns a :class:`RunResult`.
 * :class:`AgentTool`, :func:`agent_tool` — executable tools, from a class or a typed function.
 * :func:`register_message_type` — application message roles next to the LLM ones.
-* :class:`RunObserver`, :func:`set_run_observer` — the seam tracing (``tau.telemetry``) uses.
+* :class:`RunObserver`, :func:`set_run_observer` — the observer interface: tracing
+  (``tau.telemetry``) plugs in through it, ``Agent(instrument=True)`` finds it as a plugin.
 * :class:`UsageLimits`, :class:`RunUsage` — how much a run may use, and what it used
   (``Agent(usage_limits=..., fallback_models=[...])``; see :mod:`tau.agent.usage`).
 * ``Agent(output_type=...)``, :class:`ModelRetry` — runs that end on a validated output
   (see :mod:`tau.agent.output`); :class:`OutputUpdateEvent` streams it as it forms.
 * :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
   tool sources (imported only when used: ``pip install 'tau[mcp]'``).
+
+This face lists what applications call; the modules behind it (``tau.agent.run``,
+``tau.agent.tool_batch``…) are the implementation. Names that left the face keep working for
+one minor version with a :class:`DeprecationWarning` naming their new place.
 """
 
+import warnings
+from typing import Any
+
 from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
+from tau.agent.events import AGENT_EVENT_TYPES as _AGENT_EVENT_TYPES
 from tau.agent.events import (
-    AGENT_EVENT_TYPES,
     AgentEndEvent,
     AgentEvent,
     AgentStartEvent,
@@ -49,9 +57,9 @@ from tau.agent.messages import (
     load_agent_message,
     message_role,
     register_message_type,
-    registered_message_types,
     unregister_message_type,
 )
+from tau.agent.messages import registered_message_types as _registered_message_types
 from tau.agent.observe import (
     RunInfo,
     RunObservation,
@@ -87,7 +95,6 @@ from tau.agent.types import (
 from tau.agent.usage import LIMIT_REACHED, RunUsage, UsageLimits
 
 __all__ = [
-    "AGENT_EVENT_TYPES",
     "LIMIT_REACHED",
     "AfterToolCall",
     "AfterToolCallContext",
@@ -146,10 +153,29 @@ __all__ = [
     "load_agent_message",
     "message_role",
     "register_message_type",
-    "registered_message_types",
     "run_agent_loop",
     "run_agent_loop_continue",
     "set_run_observer",
     "tool_from_function",
     "unregister_message_type",
 ]
+
+# name -> (its new home, the object): removed from the face, still served with a warning.
+_MOVED: dict[str, tuple[str, Any]] = {
+    "AGENT_EVENT_TYPES": ("tau.agent.events", _AGENT_EVENT_TYPES),
+    "registered_message_types": ("tau.agent.messages", _registered_message_types),
+}
+
+
+def __getattr__(name: str) -> Any:
+    moved = _MOVED.get(name)
+    if moved is None:
+        raise AttributeError(f"module 'tau.agent' has no attribute {name!r}")
+    home, value = moved
+    warnings.warn(
+        f"tau.agent.{name} is deprecated and leaves tau.agent in the next minor version: "
+        f"import it from {home}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return value

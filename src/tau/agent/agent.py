@@ -63,19 +63,20 @@ functions check it and raise :class:`~tau.agent.ModelRetry` to have the model tr
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeAlias, cast, overload
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Generic, cast, overload
 
 from typing_extensions import TypeVar
 
 from tau.agent.events import AgentEndEvent, AgentEvent
+from tau.agent.listeners import AgentListener, Listeners
 from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
 from tau.agent.observe import RunObserver, resolve_run_observer
 from tau.agent.output import OutputValidator
+from tau.agent.queues import QueueMode, as_message, take_queued
 from tau.agent.run_result import OutputT, RunResult
+from tau.agent.state import AgentState, apply_event
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
@@ -92,28 +93,22 @@ from tau.agent.types import (
 )
 from tau.agent.usage import RunUsage, UsageLimits
 from tau.ai import (
-    ABORTED_MESSAGE,
     AbortController,
     AssistantMessage,
     ImageContent,
     Model,
-    OutputMode,
-    OutputSpec,
     PayloadHook,
     TextContent,
     ThinkingBudgets,
     UserContent,
     UserMessage,
-    describe_error,
     fallback_stream_fn,
-    supports_native_output,
 )
+from tau.ai.adapters import ABORTED_MESSAGE, describe_error
+from tau.ai.structured import OutputMode, OutputSpec, supports_native_output
 
 __all__ = ["Agent", "AgentListener", "AgentState", "QueueMode", "RunResult"]
 
-QueueMode: TypeAlias = Literal["one-at-a-time", "all"]
-AgentListener: TypeAlias = Callable[[AgentEvent], Any]
-"""``(event) -> None`` or an awaitable, which the agent awaits."""
 
 BUSY_PROMPT = (
     "Agent is already processing a prompt. Use steer() or follow_up() to queue messages, "
@@ -123,29 +118,6 @@ BUSY_CONTINUE = "Agent is already processing. Wait for completion before continu
 NO_MODEL = "No model configured"
 
 V = TypeVar("V", bound=OutputValidator)
-
-
-@dataclass(slots=True)
-class AgentState:
-    """What the agent holds; read it any time, change it through the agent's setters."""
-
-    system_prompt: str = ""
-    model: Model | None = None
-    thinking_level: AgentThinkingLevel = "off"
-    tools: list[AgentTool] = field(default_factory=list)
-    messages: list[AgentMessage] = field(default_factory=list)
-    is_streaming: bool = False
-    stream_message: AgentMessage | None = None
-    """The message between its ``message_start`` and ``message_end`` (the live partial)."""
-    pending_tool_calls: set[str] = field(default_factory=set)
-    """Ids of the tool calls between ``tool_execution_start`` and ``tool_execution_end``."""
-    error: str | None = None
-    """Why the last run failed or stopped early (provider error, abort), else None."""
-    usage: RunUsage = field(default_factory=RunUsage)
-    """The totals of the current or last run (``continue_()`` adds to them)."""
-    output: Any = None
-    """The validated output of the last run of an agent with an ``output_type`` (None while a
-    run is active, and after a run that failed: ``error`` says why)."""
 
 
 class Agent(Generic[OutputT]):
@@ -305,8 +277,7 @@ class Agent(Generic[OutputT]):
         """How many times a rejected output is sent back before the run fails."""
         self.output_validators: list[OutputValidator] = list(output_validators)
         """Run in order on each validated output (see :meth:`output_validator`)."""
-        self._listeners: dict[AgentListener, None] = {}
-        self._listener_snapshot: tuple[AgentListener, ...] = ()
+        self._listeners = Listeners()
         self._steering: list[AgentMessage] = []
         self._follow_ups: list[AgentMessage] = []
         self._controller: AbortController | None = None
@@ -363,58 +334,28 @@ class Agent(Generic[OutputT]):
 
     def subscribe(self, listener: AgentListener) -> Callable[[], None]:
         """Call ``listener`` with every event from now on; returns the unsubscribe function."""
-        self._listeners[listener] = None
-        self._listener_snapshot = tuple(self._listeners)
+        return self._listeners.subscribe(listener)
 
-        def unsubscribe() -> None:
-            if self._listeners.pop(listener, 0) is None:
-                self._listener_snapshot = tuple(self._listeners)
-
-        return unsubscribe
-
-    async def _process_event(self, event: AgentEvent) -> None:
-        state = self._state
-        if event.type == "message_update" or event.type == "message_start":
-            state.stream_message = event.message
-        elif event.type == "message_end":
-            state.stream_message = None
-            state.messages.append(event.message)
-        elif event.type == "tool_execution_start":
-            state.pending_tool_calls.add(event.tool_call_id)
-        elif event.type == "tool_execution_end":
-            state.pending_tool_calls.discard(event.tool_call_id)
-        elif event.type == "turn_end":
-            message = event.message
-            if isinstance(message, AssistantMessage) and message.error_message:
-                state.error = message.error_message
-        elif event.type == "agent_end":
-            state.stream_message = None
-            state.output = event.output
+    def _process_event(self, event: AgentEvent) -> Awaitable[None] | None:
+        # The state first, then the listeners (see the module docstring).
+        apply_event(self._state, event)
+        if event.type == "agent_end":
             self._run_end = event
             controller = self._controller
+            state = self._state
             if controller is not None and controller.signal.aborted and state.error is None:
                 state.error = controller.signal.reason or ABORTED_MESSAGE
-        failure: Exception | None = None
-        for listener in self._listener_snapshot:
-            try:
-                result = listener(event)
-                if result is not None and inspect.isawaitable(result):
-                    await result
-            except Exception as exc:
-                if failure is None:
-                    failure = exc
-        if failure is not None:
-            raise failure
+        return self._listeners.deliver(event)
 
     # ----------------------------------------------------------------------- queues
 
     def steer(self, message: AgentMessage | str) -> None:
         """Queue a message delivered after the current tool call(s), skipping the rest."""
-        self._steering.append(_as_message(message))
+        self._steering.append(as_message(message))
 
     def follow_up(self, message: AgentMessage | str) -> None:
         """Queue a message delivered when the agent would otherwise stop."""
-        self._follow_ups.append(_as_message(message))
+        self._follow_ups.append(as_message(message))
 
     def clear_steering_queue(self) -> None:
         """Drop the queued steering messages."""
@@ -443,21 +384,11 @@ class Agent(Generic[OutputT]):
         """The queued follow-up messages (a snapshot)."""
         return tuple(self._follow_ups)
 
-    @staticmethod
-    def _dequeue(queue: list[AgentMessage], mode: QueueMode) -> list[AgentMessage]:
-        if not queue:
-            return []
-        if mode == "all":
-            taken = list(queue)
-            queue.clear()
-            return taken
-        return [queue.pop(0)]
-
     def _dequeue_steering(self) -> list[AgentMessage]:
-        return self._dequeue(self._steering, self.steering_mode)
+        return take_queued(self._steering, self.steering_mode)
 
     def _dequeue_follow_ups(self) -> list[AgentMessage]:
-        return self._dequeue(self._follow_ups, self.follow_up_mode)
+        return take_queued(self._follow_ups, self.follow_up_mode)
 
     # ----------------------------------------------------------------------- running
 
@@ -659,9 +590,3 @@ class Agent(Generic[OutputT]):
             output=state.output,
             has_output=end is not None and end.has_output,
         )
-
-
-def _as_message(message: AgentMessage | str) -> AgentMessage:
-    if isinstance(message, str):
-        return UserMessage([TextContent(message)])
-    return message

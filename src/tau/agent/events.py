@@ -60,9 +60,9 @@ from tau.ai import (
     ToolCallEndEvent,
     ToolCallStartEvent,
     ToolResultMessage,
-    dump_content,
     dump_message,
 )
+from tau.ai.adapters import dump_content
 
 __all__ = [
     "AGENT_EVENT_TYPES",

@@ -1,134 +1,43 @@
-"""The agent run: from the prompts to ``agent_end``, as a stream of :class:`AgentEvent`.
-
-The double loop of the seed design. The inner loop runs turns (one LLM response plus its tool
-calls) while the model calls tools or steering messages are pending; when it would stop, the
-outer loop asks for follow-up messages and, if there are any, runs more turns. Every LLM call
-goes through ``transform_context`` and then ``convert_to_llm``, after the config's
-``tool_sources`` (MCP servers) were asked for their current tools.
-
-The tool calls of a turn are run by :class:`~tau.agent.tool_batch.ToolBatch`, which the run
-inherits.
+"""The agent run's entry points: from the prompts to ``agent_end``, as a stream of
+:class:`AgentEvent`.
 
 Entry points: :func:`agent_loop` / :func:`agent_loop_continue` return an
 :class:`~tau.ai.EventStream` (observational: the run never waits for the consumer), while
 :func:`run_agent_loop` / :func:`run_agent_loop_continue` await an ``emit`` sink for every event
 (a barrier: the run goes on only when the sink has processed the event).
 
-Where this departs from pi-agent-core 0.58.3 (deliberately):
-
-* A failure never leaves the stream hanging. An exception in ``transform_context``,
-  ``convert_to_llm``, ``get_api_key`` or ``stream_fn``, or a provider stream that ends without a
-  terminal event, ends the turn with an assistant message whose ``stop_reason`` is ``error``
-  (``aborted`` if the signal fired) and whose ``error_message`` says what happened, delivered
-  with ``message_start``/``message_end``/``turn_end``, then ``agent_end``. The same happens for
-  a failing steering/follow-up callback or sink, after the tool batch in progress has given
-  every call a result.
-* ``after_tool_call`` raising, or returning something that is not an ``AfterToolCallResult``,
-  gives that call an error result (pi kills the run); ``before_tool_call`` and
-  ``prepare_arguments`` do the same. A tool (or hook) raising any ``BaseException`` but
-  cancellation (``GeneratorExit``, ``SystemExit``…) gets an error result too: nothing a tool
-  raises escapes the run.
-* A synchronous tool runs in a worker thread (:func:`~tau.agent.tools.run_tool`), so abort and the grace
-  period apply to it like to any other.
-* Parallel mode emits ``tool_execution_end`` and the tool-result messages strictly in the
-  assistant's call order, including calls that failed before running (unknown tool, invalid
-  arguments, blocked); pi emits those first, out of order.
-* Abort is honoured by the loop itself, not only by the provider: no LLM call starts once the
-  signal has fired, no turn starts after the turn in which it fired (the run ends with
-  ``agent_end`` and the queues keep their messages), tool calls not yet started get the result
-  ``Operation aborted``, and a running tool that ignores the signal is cancelled after
-  ``tool_abort_grace`` seconds.
-* ``tool_execution_update`` calls arriving after the tool finished are ignored, and every
-  update is delivered before the call's ``tool_execution_end``.
-* :func:`run_agent_loop_continue` works on a copy of the caller's message list (pi appends to
-  the caller's list).
-
-Run control (not in pi): ``usage_limits`` are checked before each request, after each response
-and before tools run (:mod:`tau.agent.usage`), and a stream that falls back to other models
-(:class:`~tau.ai.FallbackEventStream`) has each failed attempt reported as a ``fallback``
-event and counted in the run's usage.
-
-Typed output (not in pi): with ``output_type`` the run ends once the model has delivered a
-valid output (:mod:`tau.agent.output`), which ``agent_end`` carries.
+What a run does (turns, tools, abort, failures, run control, typed output) is described in
+:mod:`tau.agent.run`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import inspect
 import logging
-import threading
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any
 
-from tau.agent.events import (
-    AgentEndEvent,
-    AgentEvent,
-    AgentStartEvent,
-    FallbackEvent,
-    MessageEndEvent,
-    MessageStartEvent,
-    MessageUpdateEvent,
-    OutputUpdateEvent,
-    TurnEndEvent,
-    TurnStartEvent,
-)
+from tau.agent.events import AgentEndEvent, AgentEvent
 from tau.agent.messages import AgentMessage, message_role
-from tau.agent.observe import RunInfo, RunObservation, resolve_run_observer
-from tau.agent.output import OutputRun
-from tau.agent.tool_batch import (
-    ABORTED_TOOL_MESSAGE,
-    BLOCKED_MESSAGE,
-    SKIPPED_MESSAGE,
-    SinkError,
-    ToolBatch,
-    invoke,
-)
-from tau.agent.tool_sources import gather_tools
-from tau.agent.types import (
-    AgentContext,
-    AgentEventSink,
-    AgentLoopConfig,
-    GetMessages,
-    StreamFn,
-)
-from tau.agent.usage import UsageGuard
-from tau.ai import (
-    ABORTED_MESSAGE,
-    OUTPUT_TOOL_NAME,
-    AbortController,
-    AbortedError,
-    AbortSignal,
-    AssistantMessage,
-    AssistantMessageEventStream,
-    Context,
-    DoneEvent,
-    ErrorEvent,
-    EventStream,
-    FailedAttempt,
-    FallbackEventStream,
-    ProviderError,
-    StopReason,
-    ToolResultMessage,
-    describe_error,
-)
+from tau.agent.run import AgentRun
+from tau.agent.tool_batch import ABORTED_TOOL_MESSAGE as _ABORTED_TOOL_MESSAGE
+from tau.agent.tool_batch import BLOCKED_MESSAGE as _BLOCKED_MESSAGE
+from tau.agent.tool_batch import SKIPPED_MESSAGE as _SKIPPED_MESSAGE
+from tau.agent.types import AgentContext, AgentEventSink, AgentLoopConfig, StreamFn
+from tau.ai import AbortSignal, AssistantMessage
+from tau.ai.adapters import EventStream
 
 __all__ = [
-    "ABORTED_TOOL_MESSAGE",
-    "BLOCKED_MESSAGE",
-    "SKIPPED_MESSAGE",
     "AgentError",
     "agent_loop",
     "agent_loop_continue",
+    "ended_in_failure",
     "run_agent_loop",
     "run_agent_loop_continue",
 ]
 
-NO_TERMINAL_MESSAGE = "the stream function's stream ended without a done or error event"
-
 _log = logging.getLogger("tau.agent")
-T = TypeVar("T")
 
 
 class AgentError(RuntimeError):
@@ -146,389 +55,6 @@ def _check_continue(context: AgentContext) -> None:
     last = context.messages[-1]
     if message_role(last) == "assistant" and not ended_in_failure(last):
         raise AgentError("Cannot continue from message role: assistant")
-
-
-class _Run(ToolBatch):
-    """One run's state; :meth:`run` drives it from ``agent_start`` to ``agent_end``."""
-
-    def __init__(
-        self,
-        context: AgentContext,
-        prompts: Sequence[AgentMessage] | None,
-        config: AgentLoopConfig,
-        sink: AgentEventSink,
-        signal: AbortSignal | None,
-        stream_fn: StreamFn | None,
-    ) -> None:
-        self.config = config
-        self.sink = sink
-        self.signal = signal if signal is not None else AbortController().signal
-        self.stream_fn: StreamFn = stream_fn or config.stream_fn or _default_stream_fn
-        self.prompts = list(prompts) if prompts is not None else None
-        self.context = AgentContext(
-            context.system_prompt, [*context.messages, *(self.prompts or ())], context.tools
-        )
-        self.fixed_tools = context.tools or []
-        self.new_messages: list[AgentMessage] = list(self.prompts or ())
-        self.in_turn = False
-        self.open_message: AgentMessage | None = None
-        self.deferred: BaseException | None = None
-        self.running: set[asyncio.Task[Any]] = set()
-        self.loop = asyncio.get_running_loop()
-        self.loop_thread = threading.get_ident()
-        self.abort_timer: asyncio.TimerHandle | None = None
-        options: dict[str, Any] = dict(config.stream_options)
-        for key, value in (
-            ("reasoning", config.reasoning),
-            ("thinking_budgets", config.thinking_budgets),
-            ("session_id", config.session_id),
-        ):
-            if value is not None:
-                options[key] = value
-        options["signal"] = self.signal
-        self.system_prompt = context.system_prompt
-        self.output: OutputRun | None = None
-        if config.output_type is not None:
-            self.output = output = OutputRun(
-                config.model,
-                config.output_type,
-                config.output_mode,
-                config.output_retries,
-                config.output_validators,
-            )
-            self.system_prompt, options = output.request(config.model, self.system_prompt, options)
-            if output.tool is not None:
-                self.fixed_tools = [*self.fixed_tools, output.tool]
-                self.context.tools = self.fixed_tools
-        self.options = options
-        self.guard = UsageGuard(config.usage_limits, config.usage)
-        observer = resolve_run_observer(config.instrument)
-        self.observation: RunObservation | None = None
-        if observer is not None:
-            info = RunInfo(config.name, config, self.context, self.prompts or ())
-            self.observation = observation = observer.start_run(info)
-            self.sink = observation.sink(self.sink)
-            self.stream_fn = observation.stream_fn(self.stream_fn)
-
-    # ----------------------------------------------------------------------- emitting
-
-    async def emit(self, event: AgentEvent) -> None:
-        if event.type == "message_start":
-            self.open_message = event.message
-        elif event.type == "message_end":
-            self.open_message = None
-        try:
-            result = self.sink(event)
-            if result is not None and inspect.isawaitable(result):
-                await result
-        except Exception as exc:
-            raise SinkError(describe_error(exc)) from exc
-
-    def agent_end(self) -> AgentEndEvent:
-        output = self.output
-        done = output is not None and output.done
-        value = output.value if output is not None and done else None
-        return AgentEndEvent(self.new_messages, self.guard.usage.copy(), value, has_output=done)
-
-    async def report_fallbacks(self, failed: Sequence[FailedAttempt], reported: int) -> int:
-        # Failed attempts of a fallback stream: counted, and announced before the answer.
-        for attempt in failed[reported:]:
-            self.guard.add_failed_attempt(attempt.message)
-            await self.emit(FallbackEvent(attempt))
-        return len(failed)
-
-    # ----------------------------------------------------------------------- the run
-
-    async def run(self) -> list[AgentMessage]:
-        if self.observation is not None:
-            return await self.observation.run(self._run)
-        return await self._run()
-
-    async def _run(self) -> list[AgentMessage]:
-        remove_abort = self.signal.add_callback(self._on_abort_threadsafe)
-        try:
-            try:
-                await self.emit(AgentStartEvent())
-                await self.emit(TurnStartEvent())
-                self.in_turn = True
-                for message in self.prompts or ():
-                    await self.emit(MessageStartEvent(message))
-                    await self.emit(MessageEndEvent(message))
-                await self.run_loop()
-            except Exception as exc:
-                await self.fail(exc)
-        finally:
-            remove_abort()
-            if self.abort_timer is not None:
-                self.abort_timer.cancel()
-            for task in self.running:
-                task.cancel()
-        return self.new_messages
-
-    async def poll(self, callback: GetMessages | None) -> list[AgentMessage]:
-        if callback is None:
-            return []
-        messages = await invoke(callback)
-        return list(messages) if messages else []
-
-    async def run_loop(self) -> None:
-        config = self.config
-        if self.output is not None and any(
-            t.name == OUTPUT_TOOL_NAME
-            for t in self.context.tools or ()
-            if t is not self.output.tool
-        ):
-            raise ValueError(
-                f"a tool is named {OUTPUT_TOOL_NAME!r}, the name of the output tool of a run "
-                "with an output_type: rename the tool"
-            )
-        first_turn = True
-        pending = await self.poll(config.get_steering_messages)
-        while True:
-            has_more_tool_calls = True
-            steering_after_tools: list[AgentMessage] | None = None
-            while has_more_tool_calls or pending:
-                if first_turn:
-                    first_turn = False
-                else:
-                    await self.emit(TurnStartEvent())
-                    self.in_turn = True
-                for message in pending:
-                    await self.emit(MessageStartEvent(message))
-                    await self.emit(MessageEndEvent(message))
-                    self.context.messages.append(message)
-                    self.new_messages.append(message)
-                pending = []
-
-                message = await self.stream_assistant_response()
-                self.new_messages.append(message)
-                if message.stop_reason == "error" or message.stop_reason == "aborted":
-                    await self.end_turn(message, [])
-                    await self.emit(self.agent_end())
-                    return
-
-                tool_calls = message.tool_calls
-                has_more_tool_calls = bool(tool_calls)
-                results: list[ToolResultMessage] = []
-                if has_more_tool_calls:
-                    results, steering_after_tools = await self.execute_tool_calls(
-                        message, tool_calls
-                    )
-                    self.context.messages.extend(results)
-                    self.new_messages.extend(results)
-                await self.end_turn(message, results)
-                if self.deferred is not None:
-                    raise self.deferred
-                if self.signal.aborted:
-                    await self.emit(self.agent_end())
-                    return
-                retry: list[AgentMessage] = []
-                output = self.output
-                if output is not None:
-                    retry = await output.after_turn(message, results)
-                    if output.done:
-                        if not steering_after_tools:
-                            await self.end_with_output(output)
-                            return
-                        output.done = False  # redirected after the output: a new one is due
-                if steering_after_tools:
-                    pending = steering_after_tools
-                    steering_after_tools = None
-                else:
-                    pending = await self.poll(config.get_steering_messages)
-                pending = [*retry, *pending]
-            follow_ups = await self.poll(config.get_follow_up_messages)
-            if follow_ups:
-                pending = follow_ups
-                continue
-            break
-        await self.emit(self.agent_end())
-
-    async def end_with_output(self, output: OutputRun) -> None:
-        changed, value = output.settle()
-        if changed:
-            await self.emit(OutputUpdateEvent(value))
-        await self.emit(self.agent_end())
-
-    async def end_turn(self, message: AssistantMessage, results: list[ToolResultMessage]) -> None:
-        self.in_turn = False
-        await self.emit(TurnEndEvent(message, results))
-
-    async def fail(self, exc: BaseException) -> None:
-        """End the run after an unexpected failure, with a well-formed event sequence."""
-        cause = exc.__cause__ if isinstance(exc, SinkError) else exc
-        model = self.config.model
-        message = AssistantMessage(
-            content=[],
-            api=model.api,
-            provider=model.provider,
-            model=model.id,
-            stop_reason="aborted" if self.signal.aborted else "error",
-            error_message=describe_error(cause if cause is not None else exc),
-        )
-        self.context.messages.append(message)
-        self.new_messages.append(message)
-        sink_failure: BaseException | None = None
-        events: list[AgentEvent] = []
-        if self.open_message is not None:
-            # The sink failed between a message's start and end: close it first.
-            events.append(MessageEndEvent(self.open_message))
-        if not self.in_turn:
-            events.append(TurnStartEvent())
-        events += [
-            MessageStartEvent(message),
-            MessageEndEvent(message),
-            TurnEndEvent(message, []),
-            self.agent_end(),
-        ]
-        self.in_turn = False
-        for event in events:
-            try:
-                await self.emit(event)
-            except SinkError as err:
-                sink_failure = sink_failure or err.__cause__ or err
-        if sink_failure is not None:
-            # The sink keeps failing: there is nobody left to tell but the caller.
-            raise sink_failure
-
-    # ----------------------------------------------------------------------- one LLM call
-
-    async def stream_assistant_response(self) -> AssistantMessage:
-        config = self.config
-        messages = self.context.messages
-        partial: AssistantMessage | None = None
-        final: AssistantMessage | None = None
-        try:
-            if self.signal.aborted:
-                raise AbortedError(self.signal.reason or ABORTED_MESSAGE)
-            self.guard.before_request()
-            if config.tool_sources:
-                # Asked every turn: a source's tools may have changed since the last one.
-                self.context.tools = await gather_tools(self.fixed_tools, config.tool_sources)
-            view: Sequence[AgentMessage] = messages
-            if config.transform_context is not None:
-                view = await invoke(config.transform_context, list(messages), self.signal)
-            llm_messages = await invoke(config.convert_to_llm, list(view))
-            llm_context = Context(
-                messages=list(llm_messages),
-                system_prompt=self.system_prompt or None,
-                tools=list(self.context.tools) if self.context.tools else None,
-            )
-            api_key = None
-            if config.get_api_key is not None:
-                api_key = await invoke(config.get_api_key, config.model.provider)
-            options = self.options
-            api_key = api_key or config.api_key
-            if api_key:
-                options = {**options, "api_key": api_key}
-            self.guard.count_request()
-            made = self.stream_fn(config.model, llm_context, **options)
-            # A stream is itself awaitable (to its result): only await what is not a stream.
-            response = cast(
-                AssistantMessageEventStream,
-                made if hasattr(made, "__aiter__") else await cast(Any, made),
-            )
-            failed = response.failed_attempts if isinstance(response, FallbackEventStream) else ()
-            reported = 0
-            iterator = response.__aiter__()
-            emit = self.emit
-            output = self.output
-            if output is not None:
-                output.restart()
-            try:
-                async for event in iterator:
-                    kind = event.type
-                    if kind == "done":
-                        final = cast(DoneEvent, event).message
-                        continue
-                    if kind == "error":
-                        final = cast(ErrorEvent, event).error
-                        continue
-                    if final is not None:
-                        continue
-                    event_partial = cast(Any, event).partial
-                    if partial is None:
-                        reported = await self.report_fallbacks(failed, reported)
-                        partial = event_partial
-                        messages.append(partial)
-                        await emit(MessageStartEvent(partial))
-                        if kind == "start":
-                            continue
-                    elif event_partial is not partial:
-                        # A new partial (a fallback restarting the response) replaces the old.
-                        reported = await self.report_fallbacks(failed, reported)
-                        partial = event_partial
-                        messages[-1] = partial
-                        if output is not None:
-                            output.restart()
-                    await emit(MessageUpdateEvent(partial, event))
-                    if output is not None:
-                        changed, value = output.partial(event)
-                        if changed:
-                            await emit(OutputUpdateEvent(value))
-            finally:
-                aclose = getattr(iterator, "aclose", None)
-                if aclose is not None:
-                    await aclose()
-            await self.report_fallbacks(failed, reported)
-            if final is None:
-                raise ProviderError(NO_TERMINAL_MESSAGE)
-        except Exception as exc:
-            # A failing sink (a listener) ends the message the same way a failing provider does.
-            cause = exc.__cause__ if isinstance(exc, SinkError) and exc.__cause__ else exc
-            aborted = self.signal.aborted or isinstance(cause, AbortedError)
-            reason: StopReason = "aborted" if aborted else "error"
-            if partial is None:
-                final = self._empty_message()
-                final.stop_reason = reason
-                final.error_message = describe_error(cause)
-            else:
-                # A copy: the provider's task may still be winding down and writing to its own.
-                final = dataclasses.replace(
-                    partial,
-                    content=list(partial.content),
-                    stop_reason=reason,
-                    error_message=describe_error(cause),
-                )
-        self.guard.usage.add_message(final)
-        if partial is not None:
-            messages[-1] = final
-        else:
-            messages.append(final)
-            await self.emit(MessageStartEvent(final))
-        await self.emit(MessageEndEvent(final))
-        return final
-
-    def _empty_message(self) -> AssistantMessage:
-        model = self.config.model
-        return AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
-
-    # ----------------------------------------------------------------------- abort
-
-    def _on_abort_threadsafe(self) -> None:
-        if threading.get_ident() == self.loop_thread:
-            self._on_abort()
-        elif not self.loop.is_closed():
-            self.loop.call_soon_threadsafe(self._on_abort)
-
-    def _on_abort(self) -> None:
-        if self.abort_timer is None:
-            self.abort_timer = self.loop.call_later(
-                max(0.0, self.config.tool_abort_grace), self._cancel_tools
-            )
-
-    def _cancel_tools(self) -> None:
-        for task in list(self.running):
-            task.cancel()
-
-
-# --------------------------------------------------------------------------- entry points
-
-
-def _default_stream_fn(model: Any, context: Context, **options: Any) -> Any:
-    from tau.ai import stream_simple
-
-    return stream_simple(model, context, **options)
 
 
 def _is_agent_end(event: AgentEvent) -> bool:
@@ -557,7 +83,7 @@ def _cancel(task: asyncio.Task[Any]) -> None:
 
 
 def _launch(
-    name: str, make_run: Callable[[AgentEventSink], _Run]
+    name: str, make_run: Callable[[AgentEventSink], AgentRun]
 ) -> EventStream[AgentEvent, list[AgentMessage]]:
     loop = _running_loop(name)
     stream: EventStream[AgentEvent, list[AgentMessage]] = EventStream(
@@ -595,7 +121,7 @@ def agent_loop(
     iteration early cancels the run. ``context`` is never modified.
     """
     return _launch(
-        "agent_loop", lambda sink: _Run(context, prompts, config, sink, signal, stream_fn)
+        "agent_loop", lambda sink: AgentRun(context, prompts, config, sink, signal, stream_fn)
     )
 
 
@@ -615,7 +141,7 @@ def agent_loop_continue(
     """
     _check_continue(context)
     return _launch(
-        "agent_loop_continue", lambda sink: _Run(context, None, config, sink, signal, stream_fn)
+        "agent_loop_continue", lambda sink: AgentRun(context, None, config, sink, signal, stream_fn)
     )
 
 
@@ -632,7 +158,7 @@ async def run_agent_loop(
     Failures end the run with an error message and ``agent_end`` rather than raising; only a
     sink that still raises while the run reports a failure makes this raise (its exception).
     """
-    return await _Run(context, prompts, config, emit, signal, stream_fn).run()
+    return await AgentRun(context, prompts, config, emit, signal, stream_fn).run()
 
 
 async def run_agent_loop_continue(
@@ -644,4 +170,24 @@ async def run_agent_loop_continue(
 ) -> list[AgentMessage]:
     """:func:`agent_loop_continue` with an awaited sink, like :func:`run_agent_loop`."""
     _check_continue(context)
-    return await _Run(context, None, config, emit, signal, stream_fn).run()
+    return await AgentRun(context, None, config, emit, signal, stream_fn).run()
+
+
+_MOVED = {
+    "ABORTED_TOOL_MESSAGE": _ABORTED_TOOL_MESSAGE,
+    "BLOCKED_MESSAGE": _BLOCKED_MESSAGE,
+    "SKIPPED_MESSAGE": _SKIPPED_MESSAGE,
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The tool-result texts moved to tau.agent.tool_batch with the tool batch.
+    if name not in _MOVED:
+        raise AttributeError(f"module 'tau.agent.loop' has no attribute {name!r}")
+    warnings.warn(
+        f"tau.agent.loop.{name} is deprecated and leaves tau.agent.loop in the next minor "
+        "version: import it from tau.agent.tool_batch",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return _MOVED[name]

@@ -15,7 +15,7 @@ A registered type is a pydantic model or a dataclass with a ``role`` field. It l
 transcript next to LLM messages, is dropped by :func:`default_convert_to_llm` (a custom
 ``convert_to_llm`` may translate it instead), and round-trips through JSON with
 :func:`dump_agent_message` / :func:`load_agent_message`, the role being the discriminator.
-LLM messages keep exactly the pi JSON form of :mod:`tau.ai.serialization`.
+LLM messages keep exactly the pi JSON form of :mod:`tau.ai.capabilities.serialization`.
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ def dump_agent_message(message: AgentMessage) -> dict[str, Any]:
 def load_agent_message(data: Any, path: str = "message") -> AgentMessage:
     """A transcript entry from :func:`dump_agent_message` output.
 
-    Raises :class:`~tau.ai.serialization.SerializationError` for an unknown role or data the
+    Raises :class:`~tau.ai.capabilities.serialization.SerializationError` for an unknown role or data the
     registered type rejects.
     """
     if not isinstance(data, Mapping):

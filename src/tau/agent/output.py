@@ -61,20 +61,22 @@ from typing import Any, TypeAlias
 from tau.agent.messages import AgentMessage
 from tau.agent.tools import AgentTool
 from tau.ai import (
-    NOTHING,
-    OUTPUT_TOOL_NAME,
     AssistantMessage,
     AssistantMessageEvent,
     Context,
     Model,
-    OutputMode,
-    OutputSpec,
-    OutputValidationError,
-    PartialOutput,
     TextContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
+)
+from tau.ai.structured import (
+    NOTHING,
+    OUTPUT_TOOL_NAME,
+    OutputMode,
+    OutputSpec,
+    OutputValidationError,
+    PartialOutput,
     output_feedback,
     read_output,
     resolve_mode,

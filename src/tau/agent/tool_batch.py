@@ -1,12 +1,17 @@
 """A turn's tool calls: looked up, validated, run (one after another or in parallel), finished.
 
-:class:`ToolBatch` is the tool half of a run (:mod:`tau.agent.loop`): the run inherits it and
-calls :meth:`ToolBatch.execute_tool_calls` with an assistant message's calls. Every call gets
+:class:`ToolBatch` runs the tool calls of a run (:class:`tau.agent.run.AgentRun`): the run holds
+one and calls :meth:`ToolBatch.execute` with each assistant message's calls; the batch holds
+the run (a :class:`ToolRun`: its config, signal, context, usage guard and event sink).
+
+:meth:`ToolBatch.decide` is the one place where a call is decided (found, repaired, validated,
+admitted, let through by ``before_tool_call``) and :meth:`ToolBatch.run_call` the one place
+where a decided call runs; everything else orders events and results. Every call gets
 exactly one ``tool_execution_start``, any number of ``tool_execution_update`` and one
 ``tool_execution_end`` (then its tool-result message), in the assistant's call order, whatever
 happened to it: unknown tool, invalid arguments, blocked by ``before_tool_call``, skipped for a
 steering message, aborted, or failed while running. Nothing a tool or hook raises escapes the
-batch, and a failing sink is remembered (:meth:`ToolBatch.defer`) until every call has its
+batch, and a failing sink is remembered (:meth:`ToolRun.defer`) until every call has its
 result.
 """
 
@@ -15,9 +20,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from tau.agent.events import (
     AgentEvent,
@@ -47,7 +51,18 @@ from tau.agent.types import (
     GetMessages,
 )
 from tau.agent.usage import UsageGuard
-from tau.ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage, describe_error
+from tau.ai import AbortSignal, AssistantMessage, ToolCall, ToolResultMessage
+from tau.ai.adapters import describe_error
+
+__all__ = [
+    "ABORTED_TOOL_MESSAGE",
+    "BLOCKED_MESSAGE",
+    "SKIPPED_MESSAGE",
+    "SinkError",
+    "ToolBatch",
+    "ToolRun",
+    "invoke",
+]
 
 SKIPPED_MESSAGE = "Skipped due to queued user message."
 BLOCKED_MESSAGE = "Tool execution was blocked"
@@ -81,11 +96,17 @@ def _check_hook_result(hook: str, value: object, expected: type) -> None:
         )
 
 
-def _validate(tool: AgentTool, call: ToolCall) -> Any:
-    # Imported on first use: jsonschema-rs is not needed to import tau.agent.
-    from tau.ai import validate_tool_arguments
+_validate_arguments: Callable[[AgentTool, ToolCall], Any] | None = None
 
-    return validate_tool_arguments(tool, call)
+
+def _validate(tool: AgentTool, call: ToolCall) -> Any:
+    global _validate_arguments
+    if _validate_arguments is None:
+        # Imported on first use: jsonschema-rs is not needed to import tau.agent.
+        from tau.ai import validate_tool_arguments
+
+        _validate_arguments = validate_tool_arguments
+    return _validate_arguments(tool, call)
 
 
 class _Prepared:
@@ -115,8 +136,8 @@ class _Outcome:
 _Slot = _Prepared | _Outcome
 
 
-class ToolBatch(ABC):
-    """The tool-call half of a run; :class:`tau.agent.loop._Run` provides the state below."""
+class ToolRun(Protocol):
+    """What a :class:`ToolBatch` uses of its run (:class:`tau.agent.run.AgentRun` is one)."""
 
     config: AgentLoopConfig
     signal: AbortSignal
@@ -124,47 +145,62 @@ class ToolBatch(ABC):
     guard: UsageGuard
     loop: asyncio.AbstractEventLoop
     loop_thread: int
-    running: set[asyncio.Task[Any]]
     observation: RunObservation | None
-    deferred: BaseException | None
 
-    @abstractmethod
     async def emit(self, event: AgentEvent) -> None:
         """Deliver ``event`` to the sink; raises :class:`SinkError` if the sink fails."""
+        ...
 
-    @abstractmethod
     async def poll(self, callback: GetMessages | None) -> list[AgentMessage]:
         """The messages ``callback`` returns now (none without a callback)."""
+        ...
+
+    def defer(self, exc: BaseException) -> None:
+        """Remember a failure that ends the run once the batch has given every call a result."""
+        ...
+
+
+class ToolBatch:
+    """Runs the tool calls of one run, a turn at a time (see the module docstring)."""
+
+    __slots__ = ("run", "running")
+
+    def __init__(self, run: ToolRun) -> None:
+        self.run = run
+        self.running: set[asyncio.Task[Any]] = set()
+        """The calls running now (cancelled when the grace period after an abort ends)."""
+
+    def cancel(self) -> None:
+        """Cancel every running call (it gets the result ``Operation aborted``)."""
+        for task in list(self.running):
+            task.cancel()
 
     async def emit_deferring(self, event: AgentEvent) -> None:
         # Inside a tool batch a failing sink must not leave calls without results: remember
         # the failure, finish the batch, and end the run after its turn_end.
         try:
-            await self.emit(event)
+            await self.run.emit(event)
         except SinkError as exc:
-            self.defer(exc)
+            self.run.defer(exc)
 
-    def defer(self, exc: BaseException) -> None:
-        if self.deferred is None:
-            self.deferred = exc
-
-    async def execute_tool_calls(
+    async def execute(
         self, message: AssistantMessage, calls: list[ToolCall]
     ) -> tuple[list[ToolResultMessage], list[AgentMessage] | None]:
-        self.guard.begin_tool_batch(len(calls))
+        """Run ``message``'s ``calls``; returns their results in call order, and the steering
+        messages that arrived meanwhile (None if none did)."""
+        self.run.guard.begin_tool_batch(len(calls))
         try:
-            if self.config.tool_execution == "sequential":
+            if self.run.config.tool_execution == "sequential":
                 return await self.run_sequential(message, calls)
             return await self.run_parallel(message, calls)
         finally:
-            for task in self.running:
-                task.cancel()
+            self.cancel()
 
     async def poll_steering_in_batch(self) -> list[AgentMessage]:
         try:
-            return await self.poll(self.config.get_steering_messages)
+            return await self.run.poll(self.run.config.get_steering_messages)
         except Exception as exc:
-            self.defer(exc)
+            self.run.defer(exc)
             return []
 
     async def run_sequential(
@@ -174,11 +210,11 @@ class ToolBatch(ABC):
         steering: list[AgentMessage] | None = None
         for index, call in enumerate(calls):
             await self.emit_deferring(ToolExecutionStartEvent(call.id, call.name, call.arguments))
-            slot = await self.prepare(message, call)
+            slot = await self.decide(message, call)
             if isinstance(slot, _Prepared):
                 self.start(slot)
             results.append(await self.finish(message, slot))
-            if self.config.get_steering_messages is not None:
+            if self.run.config.get_steering_messages is not None:
                 steering = await self.poll_steering_in_batch()
                 if steering:
                     for later in calls[index + 1 :]:
@@ -194,10 +230,10 @@ class ToolBatch(ABC):
     ) -> tuple[list[ToolResultMessage], list[AgentMessage] | None]:
         slots: list[_Slot] = []
         steering: list[AgentMessage] | None = None
-        polls = self.config.get_steering_messages is not None
+        polls = self.run.config.get_steering_messages is not None
         for index, call in enumerate(calls):
             await self.emit_deferring(ToolExecutionStartEvent(call.id, call.name, call.arguments))
-            slots.append(await self.prepare(message, call))
+            slots.append(await self.decide(message, call))
             if polls:
                 steering = await self.poll_steering_in_batch()
                 if steering:
@@ -217,13 +253,17 @@ class ToolBatch(ABC):
             steering = await self.poll_steering_in_batch()
         return results, steering or None
 
-    async def prepare(self, message: AssistantMessage, call: ToolCall) -> _Slot:
-        if self.signal.aborted:
+    async def decide(self, message: AssistantMessage, call: ToolCall) -> _Slot:
+        """Whether ``call`` runs: a :class:`_Prepared` call with its validated arguments, or
+        the :class:`_Outcome` that takes its place (aborted, over a limit, unknown tool,
+        invalid arguments, blocked by ``before_tool_call``)."""
+        run = self.run
+        if run.signal.aborted:
             return _Outcome(call, ABORTED_TOOL_MESSAGE)
-        refusal = self.guard.admit_tool_call()
+        refusal = run.guard.admit_tool_call()
         if refusal is not None:
             return _Outcome(call, refusal)
-        tool = next((t for t in self.context.tools or () if t.name == call.name), None)
+        tool = next((t for t in run.context.tools or () if t.name == call.name), None)
         if tool is None:
             return _Outcome(call, f"Tool {call.name} not found")
         try:
@@ -241,10 +281,10 @@ class ToolBatch(ABC):
                 target = ToolCall(call.id, call.name, arguments, call.thought_signature)
             # The output tool checks its arguments against the output type itself.
             args = target.arguments if isinstance(tool, OutputTool) else _validate(tool, target)
-            hook = self.config.before_tool_call
+            hook = run.config.before_tool_call
             if hook is not None:
                 decision = await invoke(
-                    hook, BeforeToolCallContext(message, call, args, self.context), self.signal
+                    hook, BeforeToolCallContext(message, call, args, run.context), run.signal
                 )
                 _check_hook_result("before_tool_call", decision, BeforeToolCallResult)
                 if decision is not None and decision.block:
@@ -256,33 +296,36 @@ class ToolBatch(ABC):
         return _Prepared(call, tool, args)
 
     def start(self, prepared: _Prepared) -> None:
-        if self.signal.aborted:
+        if self.run.signal.aborted:
             return
-        task = self.loop.create_task(self.execute(prepared))
+        task = self.run.loop.create_task(self.run_call(prepared))
         prepared.task = task
         self.running.add(task)
         task.add_done_callback(self.running.discard)
 
-    async def execute(self, prepared: _Prepared) -> tuple[AgentToolResult, bool]:
+    async def run_call(self, prepared: _Prepared) -> tuple[AgentToolResult, bool]:
+        """Run a decided call (in its own task): its result, and whether it is an error."""
         call = prepared.call
+        run = self.run
+        loop = run.loop
 
         def on_update(partial: object) -> None:
-            if threading.get_ident() != self.loop_thread:
-                self.loop.call_soon_threadsafe(on_update, partial)
+            if threading.get_ident() != run.loop_thread:
+                loop.call_soon_threadsafe(on_update, partial)
                 return
             if prepared.finished:
                 return
             event = ToolExecutionUpdateEvent(
                 call.id, call.name, call.arguments, as_tool_result(partial)
             )
-            prepared.updates = self.loop.create_task(self._chain(prepared.updates, event))
+            prepared.updates = loop.create_task(self._chain(prepared.updates, event))
 
         try:
             work: Awaitable[Any] = run_tool(
-                prepared.tool, call.id, prepared.args, self.signal, on_update
+                prepared.tool, call.id, prepared.args, run.signal, on_update
             )
-            if self.observation is not None:
-                work = self.observation.execute_tool(call, work)
+            if run.observation is not None:
+                work = run.observation.execute_tool(call, work)
             value = await work
             return as_tool_result(value), False
         except asyncio.CancelledError:
@@ -306,22 +349,25 @@ class ToolBatch(ABC):
         if task is None:
             result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
         else:
-            if not task.done():
-                await asyncio.wait([task])
-            if task.cancelled():
+            try:
+                result, is_error = await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not task.cancelled() or (current is not None and current.cancelling()):
+                    raise  # this run is being cancelled, not just the tool
                 slot.finished = True
                 result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
-            else:
-                result, is_error = task.result()
         if slot.updates is not None and not slot.updates.done():
             await asyncio.wait([slot.updates])
-        hook = self.config.after_tool_call
+        hook = self.run.config.after_tool_call
         if hook is not None:
             try:
                 override = await invoke(
                     hook,
-                    AfterToolCallContext(message, call, slot.args, result, is_error, self.context),
-                    self.signal,
+                    AfterToolCallContext(
+                        message, call, slot.args, result, is_error, self.run.context
+                    ),
+                    self.run.signal,
                 )
                 _check_hook_result("after_tool_call", override, AfterToolCallResult)
             except asyncio.CancelledError:

@@ -1,10 +1,10 @@
-"""Executable tools: :class:`AgentTool` (a :class:`~tau.ai.types.Tool` that can run) and
+"""Executable tools: :class:`AgentTool` (a :class:`~tau.ai.core.types.Tool` that can run) and
 :func:`tool_from_function` / :func:`agent_tool`, which build one from a typed Python function.
 
 A tool reports failure by raising: the loop turns the exception into an error result carrying
 its message, which the model sees and can act on. A normal return is never an error.
 
-A synchronous tool runs in a worker thread of its own (see :func:`run_tool`), so a blocking
+A synchronous tool runs in a worker thread (see :func:`run_tool`), so a blocking
 call never stalls the event loop: other tools, listeners and abort go on, and an aborted run
 stops waiting for it after the grace period. The thread cannot be killed; it is a daemon, so a
 tool stuck for good never keeps the process from exiting. ``threaded=False`` opts out.
@@ -27,12 +27,8 @@ runs. Parameters named ``tool_call_id``, ``signal`` (or annotated :class:`AbortS
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import contextvars
 import inspect
 import re
-import threading
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +36,7 @@ from typing import Any, TypeAlias, overload
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from tau.agent.tool_threads import run_in_thread
 from tau.ai import AbortSignal, ImageContent, TextContent, Tool, UserContent
 
 __all__ = [
@@ -109,43 +106,6 @@ def as_tool_result(value: object) -> AgentToolResult:
     return AgentToolResult([TextContent(_to_json_text(value))], value)
 
 
-async def run_in_thread(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)`` in a daemon thread of its own, awaited without blocking the loop.
-
-    Unlike :func:`asyncio.to_thread` (the loop's default executor, which ``asyncio.run`` joins
-    at exit), a call that never returns does not keep the program alive once nobody awaits it.
-    Every exception, ``BaseException`` included, is raised to the awaiting coroutine.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def deliver(value: Any, error: BaseException | None) -> None:
-        if future.done():  # the awaiting task was cancelled
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(value)
-
-    def work() -> None:
-        value: Any = None
-        error: BaseException | None = None
-        try:
-            value = context.run(fn, *args, **kwargs)
-        except StopIteration as exc:  # a future cannot carry StopIteration
-            error = RuntimeError(f"{_describe_callable(fn)} raised StopIteration")
-            error.__cause__ = exc
-        except BaseException as exc:
-            error = exc
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
-            loop.call_soon_threadsafe(deliver, value, error)
-
-    name = f"tau-tool-{_describe_callable(fn)}"
-    threading.Thread(target=work, name=name, daemon=True).start()
-    return await future
-
-
 def _describe_callable(fn: Callable[..., Any]) -> str:
     """A short name for ``fn`` in messages and thread names."""
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or fn)
@@ -165,7 +125,7 @@ def _to_json_text(value: object) -> str:
 
 
 class AgentTool(Tool):
-    """A tool the agent can run: the schema of :class:`~tau.ai.types.Tool` plus behaviour.
+    """A tool the agent can run: the schema of :class:`~tau.ai.core.types.Tool` plus behaviour.
 
     Give ``execute`` (sync or async) or override :meth:`execute` in a subclass.
     ``prepare_arguments`` repairs raw model output before validation (stringified JSON, renamed

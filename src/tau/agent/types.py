@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 from tau.agent.messages import AgentMessage, default_convert_to_llm
 from tau.agent.output import OutputValidator
@@ -22,16 +22,15 @@ from tau.ai import (
     AssistantMessageEventStream,
     Message,
     Model,
-    OutputMode,
     ThinkingBudgets,
     ThinkingLevel,
     ToolCall,
     UserContent,
 )
+from tau.ai.structured import OutputMode
 
 if TYPE_CHECKING:
     from tau.agent.events import AgentEvent
-    from tau.agent.observe import RunObserver
 
 __all__ = [
     "AfterToolCall",
@@ -47,6 +46,9 @@ __all__ = [
     "ConvertToLlm",
     "GetApiKey",
     "GetMessages",
+    "RunInfo",
+    "RunObservation",
+    "RunObserver",
     "StreamFn",
     "ToolExecutionMode",
     "TransformContext",
@@ -56,6 +58,7 @@ T = TypeVar("T")
 MaybeAwaitable: TypeAlias = T | Awaitable[T]
 
 ToolExecutionMode: TypeAlias = Literal["parallel", "sequential"]
+"""How a turn's tool calls run: all at once (results still in call order), or one by one."""
 AgentThinkingLevel: TypeAlias = Literal["off"] | ThinkingLevel
 """The agent's reasoning level; ``off`` sends no ``reasoning`` option."""
 
@@ -126,9 +129,11 @@ GetMessages: TypeAlias = Callable[[], MaybeAwaitable[Sequence[AgentMessage] | No
 BeforeToolCall: TypeAlias = Callable[
     [BeforeToolCallContext, AbortSignal], MaybeAwaitable[BeforeToolCallResult | None]
 ]
+"""Asked before a validated call runs; a result with ``block=True`` stops it."""
 AfterToolCall: TypeAlias = Callable[
     [AfterToolCallContext, AbortSignal], MaybeAwaitable[AfterToolCallResult | None]
 ]
+"""Asked after a call ran; a result overrides its content, details or error flag."""
 AgentEventSink: TypeAlias = Callable[["AgentEvent"], Awaitable[None] | None]
 """Receives every event of a run; an awaitable it returns is awaited before the run goes on."""
 
@@ -186,3 +191,49 @@ class AgentLoopConfig:
     output_mode: OutputMode = "auto"
     output_retries: int = 1
     output_validators: Sequence[OutputValidator] = ()
+
+
+# --------------------------------------------------------------------------- the observer interface
+# (tau.agent.observe chooses a run's observer; the loop calls it as described there)
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What a run starts from, as an observer sees it."""
+
+    name: str
+    """The agent's name (``AgentLoopConfig.name``)."""
+    config: AgentLoopConfig
+    context: AgentContext
+    """System prompt, transcript (the new input included) and tools."""
+    prompts: Sequence[AgentMessage]
+    """The run's new input; empty when it continues from the transcript."""
+
+
+class RunObservation(Protocol):
+    """One observed run; see the module docstring for where the loop calls each method."""
+
+    def sink(self, sink: AgentEventSink) -> AgentEventSink:
+        """The sink the run emits to: it must pass every event on to ``sink`` and return what
+        ``sink`` returns."""
+        ...
+
+    def stream_fn(self, stream_fn: StreamFn) -> StreamFn:
+        """The stream function the run calls: it must call ``stream_fn`` once per call."""
+        ...
+
+    def execute_tool(self, call: ToolCall, work: Awaitable[T]) -> Awaitable[T]:
+        """Await ``work`` (the tool running) and return or raise what it does."""
+        ...
+
+    def run(self, body: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """Await ``body()`` (the whole run) and return or raise what it does."""
+        ...
+
+
+class RunObserver(Protocol):
+    """Watches agent runs: makes a :class:`RunObservation` for each."""
+
+    def start_run(self, run: RunInfo) -> RunObservation:
+        """Called when a run is set up, before its first event."""
+        ...

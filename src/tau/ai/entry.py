@@ -4,30 +4,29 @@
 take one ``reasoning`` level that each adapter maps to its provider. The ``*_sync`` variants
 serve scripts and notebooks: they run the call on a background event loop.
 
-Every entry point takes a :class:`~tau.ai.types.Context` or a plain ``str``, which is one user
+Every entry point takes a :class:`~tau.ai.core.types.Context` or a plain ``str``, which is one user
 message (``complete_sync(model, "hi")``); anything else raises ``TypeError`` at the call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import queue
 import threading
 from collections.abc import Coroutine, Iterator, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
-from tau.ai import observe
-from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.events import AssistantMessageEvent
-from tau.ai.observe import StartCall
-from tau.ai.options import SimpleStreamOptions
-from tau.ai.registry import resolve_api_provider
-from tau.ai.secrets import remember_options_secrets
-from tau.ai.types import AssistantMessage, Context, Model, UserMessage
+from tau.ai.capabilities.secrets import remember_options_secrets
+from tau.ai.core.events import AssistantMessageEvent
+from tau.ai.core.options import SimpleStreamOptions
+from tau.ai.core.types import AssistantMessage, Context, Model, UserMessage
+from tau.ai.lookup.registry import resolve_api_provider
+from tau.ai.streaming import observe
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.observe import StartCall
 
 if TYPE_CHECKING:
-    from tau.ai.provider_options import ProviderStreamOptions
+    from tau.ai.lookup.provider_options import ProviderStreamOptions
 
 T = TypeVar("T")
 
@@ -48,7 +47,7 @@ def stream(
 ) -> AssistantMessageEventStream:
     """Stream one response with the adapter's own options.
 
-    Raises :class:`~tau.ai.registry.UnknownApiError` if no adapter serves ``model.api``, and
+    Raises :class:`~tau.ai.lookup.registry.UnknownApiError` if no adapter serves ``model.api``, and
     ``TypeError`` for an option that adapter does not take (a misspelt key is never silently
     ignored); everything after that (HTTP, network, provider errors, aborts) arrives as an ``error``
     event.
@@ -94,7 +93,7 @@ def stream_simple(
 ) -> AssistantMessageEventStream:
     """Stream one response with the unified ``reasoning`` level mapped per provider.
 
-    Raises :class:`~tau.ai.registry.UnknownApiError` for an api no adapter serves, and
+    Raises :class:`~tau.ai.lookup.registry.UnknownApiError` for an api no adapter serves, and
     ``TypeError`` for an option the adapter's ``stream_simple`` does not take.
     """
     provider = resolve_api_provider(model.api)
@@ -175,6 +174,9 @@ def stream_sync(
 def _sync_events(
     model: Model, context: Context, options: SimpleStreamOptions
 ) -> Iterator[AssistantMessageEvent]:
+    # Imported here: only the sync helpers need it, not ``import tau.ai``.
+    import queue
+
     events: queue.SimpleQueue[AssistantMessageEvent | Exception | None] = queue.SimpleQueue()
 
     async def pump() -> None:

@@ -39,12 +39,11 @@ from tau.ai import (
     Context,
     DoneEvent,
     ErrorEvent,
-    HttpObserver,
     Model,
     ProviderError,
     classify_failure,
-    http_observer,
 )
+from tau.ai.adapters import HttpObserver, http_observer
 from tau.batch.items import BatchItem
 from tau.batch.limits import estimate_prompt_tokens
 from tau.batch.result import BatchResult

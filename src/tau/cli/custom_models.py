@@ -51,11 +51,11 @@ from tau.ai import (
     OpenAICompletionsCompat,
     SerializationError,
     find_model,
-    get_api_providers,
     get_models,
     load_model,
     remember_secret,
 )
+from tau.ai.adapters import get_api_providers
 from tau.cli.config import tau_home
 
 _VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")

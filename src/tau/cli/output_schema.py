@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tau.cli.errors import UsageError
 
 if TYPE_CHECKING:
-    from tau.ai import OutputSpec
+    from tau.ai.structured import OutputSpec
 
 __all__ = ["MAX_SCHEMA_BYTES", "dump_output", "load_output_type"]
 
@@ -37,7 +37,7 @@ def load_output_type(value: str) -> OutputSpec[Any]:
     schema without a ``title`` is named after its file (``city.json``: ``city``), so that
     messages such as ``No valid output (city) …`` say which output. Raises
     :class:`UsageError` with the reason."""
-    from tau.ai import OutputSpec
+    from tau.ai.structured import OutputSpec
 
     path = Path(value).expanduser()
     name: str | None = None

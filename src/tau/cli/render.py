@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from tau.agent import AgentEndEvent, AgentEvent, FallbackEvent, RunUsage
-from tau.ai import AssistantMessage, Model, TextContent, one_line
+from tau.ai import AssistantMessage, Model, TextContent
+from tau.ai.adapters import one_line
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 DIM = "\033[2m"

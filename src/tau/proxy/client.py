@@ -33,10 +33,8 @@ from tau.ai import (
     Context,
     DoneEvent,
     ErrorEvent,
-    MessageBuilder,
     Model,
     ProviderError,
-    ProviderRequest,
     SimpleStreamOptions,
     TextContent,
     TextDeltaEvent,
@@ -52,6 +50,10 @@ from tau.ai import (
     ToolCallStartEvent,
     dump_context,
     dump_model,
+)
+from tau.ai.adapters import (
+    MessageBuilder,
+    ProviderRequest,
     dump_usage,
     launch_stream,
     load_usage,

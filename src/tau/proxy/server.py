@@ -68,12 +68,12 @@ from tau.ai import (
     AssistantMessageEventStream,
     Model,
     SerializationError,
-    describe_error,
     find_model,
     load_context,
     load_model,
     stream_simple,
 )
+from tau.ai.adapters import describe_error
 from tau.proxy.client import encode_proxy_event
 from tau.proxy.guard import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_WAITING_PER_IP, guarded_protocol
 from tau.proxy.redact import Redactor, model_hosts, server_secrets

@@ -29,7 +29,7 @@ except ImportError as exc:  # the [otel] extra is not installed
     ) from exc
 
 from tau.agent import get_run_observer, set_run_observer
-from tau.ai import get_call_observer, set_call_observer
+from tau.ai.adapters import get_call_observer, set_call_observer
 from tau.telemetry._settings import InstrumentationSettings
 
 __all__ = ["InstrumentationSettings", "default_settings", "instrument", "uninstrument"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -33,9 +33,7 @@ from tau.ai import AssistantMessage, Context, Model, TextContent, ToolCall, reda
 from tau.telemetry import _content, _semconv
 from tau.telemetry._chat import observe_call
 from tau.telemetry._guard import guarded
-
-if TYPE_CHECKING:
-    from tau.telemetry._settings import InstrumentationSettings
+from tau.telemetry._recorder import Recorder
 
 T = TypeVar("T")
 
@@ -43,7 +41,7 @@ T = TypeVar("T")
 class AgentRun:
     """One observed run (a :class:`tau.agent.RunObservation`)."""
 
-    def __init__(self, settings: InstrumentationSettings, info: RunInfo) -> None:
+    def __init__(self, settings: Recorder, info: RunInfo) -> None:
         self._settings = settings
         self._info = info
         config = info.config

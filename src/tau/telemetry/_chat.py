@@ -5,25 +5,17 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from tau.ai import (
-    AssistantMessage,
-    AssistantMessageEvent,
-    Context,
-    Model,
-    http_observer,
-    redact_secrets,
-)
+from tau.ai import AssistantMessage, AssistantMessageEvent, Context, Model, redact_secrets
+from tau.ai.adapters import http_observer
 from tau.telemetry import _content, _semconv
 from tau.telemetry._guard import guarded
-
-if TYPE_CHECKING:
-    from tau.telemetry._settings import InstrumentationSettings
+from tau.telemetry._recorder import Recorder
 
 Start = Callable[[Model, Context, Mapping[str, Any]], Any]
 
@@ -51,7 +43,7 @@ class ChatCall:
 
     def __init__(
         self,
-        settings: InstrumentationSettings,
+        settings: Recorder,
         model: Model,
         context: Context,
         options: Mapping[str, Any],
@@ -235,7 +227,7 @@ class ChatCall:
 
 
 def observe_call(
-    settings: InstrumentationSettings,
+    settings: Recorder,
     start: Start,
     model: Model,
     context: Context,

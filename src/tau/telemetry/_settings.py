@@ -9,7 +9,8 @@ from opentelemetry import metrics, trace
 
 from tau import __version__
 from tau.agent import RunInfo, RunObservation
-from tau.ai import AssistantMessageEventStream, Context, Model, StartCall
+from tau.ai import AssistantMessageEventStream, Context, Model
+from tau.ai.adapters import StartCall
 from tau.telemetry import _semconv
 from tau.telemetry._agent import AgentRun
 from tau.telemetry._chat import observe_call

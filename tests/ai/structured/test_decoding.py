@@ -12,7 +12,8 @@ from typing import Any
 import pydantic
 import pytest
 
-from tau.ai import OUTPUT_TOOL_NAME, Model, StructuredOutputError, stream_structured
+from tau.ai import Model, StructuredOutputError, stream_structured
+from tau.ai.structured import OUTPUT_TOOL_NAME
 from tests import factories
 from tests.ai.servers import SSE_HEADERS, LocalServer, Reply
 from tests.factories import sse

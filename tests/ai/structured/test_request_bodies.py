@@ -13,14 +13,15 @@ import pydantic
 import pytest
 from openai.types.shared_params import ResponseFormatJSONSchema
 
-from tau.ai import OUTPUT_TOOL_NAME, Context, Model, OutputSpec, UserMessage, structured_request
+from tau.ai import Context, Model, UserMessage
+from tau.ai.core.types import OpenAICompletionsCompat
 from tau.ai.providers.anthropic.request import request_body as anthropic_body
 from tau.ai.providers.google.request import request_body as google_body
 from tau.ai.providers.mistral.request import request_body as mistral_body
 from tau.ai.providers.openai_completions.request import request_body as chat_body
 from tau.ai.providers.openai_responses.request import responses_body
 from tau.ai.providers.output_schema import closed_schema, strict_schema
-from tau.ai.types import OpenAICompletionsCompat
+from tau.ai.structured import OUTPUT_TOOL_NAME, OutputSpec, structured_request
 from tests import factories
 from tests.ai.openai_sdk_check import check_openai_body
 from tests.ai.responses_sdk import validate_with_sdk
@@ -131,7 +132,8 @@ def test_a_json_mode_endpoint_gets_json_object_and_the_schema_in_a_system_messag
 
 
 def test_an_endpoint_without_native_output_says_which_modes_work() -> None:
-    from tau.ai import ProviderError, supports_native_output
+    from tau.ai import ProviderError
+    from tau.ai.structured import supports_native_output
 
     model = factories.model(
         "openai-completions",
@@ -346,7 +348,7 @@ def test_prompted_mode_puts_the_schema_in_the_system_prompt_only(name: str) -> N
     ],
 )
 def test_auto_is_native_where_the_model_supports_it(api: str, model_id: str, expected: str) -> None:
-    from tau.ai import resolve_mode
+    from tau.ai.structured import resolve_mode
 
     assert resolve_mode(factories.model(api, "p", model_id), "auto") == expected
 

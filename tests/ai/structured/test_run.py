@@ -12,7 +12,6 @@ import pytest
 from pydantic import BaseModel
 
 from tau.ai import (
-    OUTPUT_TOOL_NAME,
     AbortController,
     StructuredOutputError,
     ToolResultMessage,
@@ -22,6 +21,7 @@ from tau.ai import (
 )
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, faux_payloads, text
 from tau.ai.providers.faux import tool_call as call
+from tau.ai.structured import OUTPUT_TOOL_NAME
 
 
 class City(BaseModel):

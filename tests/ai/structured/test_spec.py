@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from tau.ai import OUTPUT_TOOL_NAME, OutputSpec, OutputValidationError
+from tau.ai.structured import OUTPUT_TOOL_NAME, OutputSpec, OutputValidationError
 
 
 class City(BaseModel):

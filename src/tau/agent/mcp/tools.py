@@ -13,18 +13,46 @@ called with the tool's own name.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Protocol
 
 from mcp import types as mcp_types
 
-from tau.agent.tools import AgentTool, ToolUpdateCallback
-from tau.ai import OUTPUT_TOOL_NAME, AbortSignal, short_hash
+from tau.agent.tools import AgentTool, AgentToolResult, ToolUpdateCallback
+from tau.ai import AbortSignal
+from tau.ai.adapters import short_hash
+from tau.ai.structured import OUTPUT_TOOL_NAME
 
-if TYPE_CHECKING:
-    from tau.agent.mcp.server import MCPServer
+__all__ = ["MCPTool", "MCPToolset", "ToolServer", "model_tool_name", "model_tool_names"]
 
-__all__ = ["MCPTool", "MCPToolset", "model_tool_name", "model_tool_names"]
+
+class ToolServer(Protocol):
+    """What the tools of an MCP server use of it (:class:`~tau.agent.mcp.MCPServer` is one).
+
+    Declared here so that this module needs nothing of the server's: the server module
+    imports this one, never the other way round.
+    """
+
+    @property
+    def name(self) -> str:
+        """The server's name, for messages."""
+        ...
+
+    async def list_tool_specs(self) -> Sequence[mcp_types.Tool]:
+        """The server's tools as it lists them (the same object while unchanged)."""
+        ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        signal: AbortSignal | None = None,
+        on_update: ToolUpdateCallback | None = None,
+    ) -> AgentToolResult:
+        """Call tool ``name`` (its name on the server); its result as tau content."""
+        ...
+
 
 _NAME_LIMIT = 64
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -71,12 +99,13 @@ def model_tool_names(names: Sequence[str], prefix: str | None = None) -> list[st
 
 
 class MCPTool(AgentTool):
-    """A tool of an MCP server; running it calls the server (see :meth:`MCPServer.call_tool`)."""
+    """A tool of an MCP server; running it calls the server (see
+    :meth:`~tau.agent.mcp.MCPServer.call_tool`)."""
 
     __slots__ = ("mcp_name", "server", "spec")
 
     def __init__(
-        self, server: MCPServer, spec: mcp_types.Tool, name: str, *, renamed: bool = False
+        self, server: ToolServer, spec: mcp_types.Tool, name: str, *, renamed: bool = False
     ) -> None:
         annotations = spec.annotations
         label = spec.title or (annotations.title if annotations is not None else None)
@@ -118,7 +147,7 @@ class MCPToolset:
 
     def __init__(
         self,
-        server: MCPServer,
+        server: ToolServer,
         prefix: str | None = None,
         include: Collection[str] | None = None,
         exclude: Collection[str] | None = None,

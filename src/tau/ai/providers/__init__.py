@@ -1,6 +1,6 @@
 """The built-in adapters: one package (or module) per wire API, all of one shape.
 
-They are imported by :mod:`tau.ai.registry` on the first call for their ``model.api``, never
+They are imported by :mod:`tau.ai.lookup.registry` on the first call for their ``model.api``, never
 at ``import tau.ai``; this package imports nothing.
 
 The adapter contract
@@ -10,14 +10,14 @@ An HTTP adapter is a package ``providers/<protocol>/`` with these modules and na
 
 ``options.py``
     ``<Provider>Options``, a ``TypedDict`` extending :class:`tau.ai.StreamOptions` with the
-    adapter's own keys (and :class:`tau.ai.options.ToolChoiceOption` if it takes a tool
+    adapter's own keys (and :class:`tau.ai.core.options.ToolChoiceOption` if it takes a tool
     choice), plus ``<Provider>SimpleOptions`` extending :class:`tau.ai.SimpleStreamOptions`
     with what ``stream_simple`` passes on. It imports nothing heavy: ``tau.ai`` re-exports
     these types lazily.
 ``request.py``
     ``request_body(model, context, options) -> dict`` and ``build_request(model, context,
     options) -> ProviderRequest``: the URL, the headers (always through
-    :func:`tau.ai.headers.request_headers`, the one rule: adapter defaults <
+    :func:`tau.ai.streaming.headers.request_headers`, the one rule: adapter defaults <
     ``model.headers`` < auth < the call's ``headers``) and the body. Pure: no I/O, so tests
     validate bodies against the official SDKs' types. A missing key is a
     :class:`~tau.ai.ProviderError` raised here (it becomes the stream's ``error`` event).
@@ -40,7 +40,7 @@ An HTTP adapter is a package ``providers/<protocol>/`` with these modules and na
 Code shared by two endpoints of one protocol (Responses for OpenAI and Azure, Gemini for the
 Gemini API and Vertex AI, chat-completions compat detection) lives in that protocol's package;
 shapes shared across protocols live in :mod:`.parts`, and what every adapter shares in
-:mod:`tau.ai.adapter`. ``faux`` (a scripted stand-in) and ``llama_cpp`` (in-process) have the
+:mod:`tau.ai.streaming.adapter`. ``faux`` (a scripted stand-in) and ``llama_cpp`` (in-process) have the
 same names for their equivalents.
 
 Adding a provider

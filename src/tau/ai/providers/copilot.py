@@ -7,7 +7,7 @@ static identity headers (User-Agent, Editor-Version…) live in ``model.headers`
 
 from __future__ import annotations
 
-from tau.ai.types import Context, ImageContent, ToolResultMessage, UserMessage
+from tau.ai.core.types import Context, ImageContent, ToolResultMessage, UserMessage
 
 COPILOT_PROVIDER = "github-copilot"
 

@@ -30,13 +30,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from tau.ai.adapter import apply_on_payload
-from tau.ai.builder import MessageBuilder, launch_stream
-from tau.ai.errors import ProviderError
-from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.options import SimpleStreamOptions, ToolChoiceOption
-from tau.ai.serialization import dump_context
-from tau.ai.types import (
+from tau.ai.capabilities.serialization import dump_context
+from tau.ai.capabilities.size import context_chars
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.options import SimpleStreamOptions, ToolChoiceOption
+from tau.ai.core.types import (
     AssistantContent,
     Context,
     Model,
@@ -47,7 +45,10 @@ from tau.ai.types import (
     Usage,
     UserMessage,
 )
-from tau.ai.utils.size import context_chars
+from tau.ai.streaming.adapter import apply_on_payload
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import launch_stream
 
 __all__ = [
     "OPTIONS",

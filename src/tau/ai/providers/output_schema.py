@@ -14,8 +14,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from tau.ai.errors import ProviderError
-from tau.ai.options import OutputSchema
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.options import OutputSchema
 
 _MAX_DEPTH = 64
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tau.ai.types import ImageContent, TextContent, UserContent
-from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.core.types import ImageContent, TextContent, UserContent
+from tau.ai.streaming.sanitize import sanitize_surrogates
 
 __all__ = ["text_parts", "typed_parts"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from tau.ai.options import SIMPLE_ONLY_KEYS
-from tau.ai.types import Model, ThinkingBudgets, ThinkingLevel
+from tau.ai.core.options import SIMPLE_ONLY_KEYS
+from tau.ai.core.types import Model, ThinkingBudgets, ThinkingLevel
 
 DEFAULT_THINKING_BUDGETS: ThinkingBudgets = {
     "minimal": 1024,
@@ -32,7 +32,7 @@ def base_options(model: Model, options: Mapping[str, Any]) -> dict[str, Any]:
 
     That is every option but the reasoning ones, which each adapter maps to its own: the
     adapter's simple options type declares what it passes on, and ``stream_simple`` accepts
-    nothing else (see :func:`tau.ai.options.check_options`).
+    nothing else (see :func:`tau.ai.core.options.check_options`).
     """
     out = {key: value for key, value in options.items() if key not in SIMPLE_ONLY_KEYS}
     out["max_tokens"] = options.get("max_tokens") or min(model.max_tokens, 32_000)

@@ -13,8 +13,8 @@ import json
 import re
 from typing import Any, Final
 
+from tau.ai.streaming.partial_json import IncrementalJsonParser
 from tau.ai.structured.spec import OutputSpec
-from tau.ai.utils.partial_json import IncrementalJsonParser
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\r?\n(.*?)```", re.DOTALL)
 _MAX_CANDIDATES = 16  # '{' positions tried in prose: hostile text cannot make this quadratic

@@ -18,10 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
-from tau.ai.registry import resolve_api_provider
-from tau.ai.structured.extract import find_json
-from tau.ai.structured.spec import OUTPUT_TOOL_NAME, OutputSpec, OutputValidationError
-from tau.ai.types import (
+from tau.ai.core.types import (
     AssistantMessage,
     Context,
     Message,
@@ -31,6 +28,9 @@ from tau.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from tau.ai.lookup.registry import resolve_api_provider
+from tau.ai.structured.extract import find_json
+from tau.ai.structured.spec import OUTPUT_TOOL_NAME, OutputSpec, OutputValidationError
 
 OutputMode: TypeAlias = Literal["auto", "native", "tool", "prompted"]
 """How the output is asked for (see :mod:`tau.ai.structured.modes`)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeAlias, TypeVar
 
-from tau.ai.types import AssistantMessage, Usage, UsageCost
+from tau.ai.core.types import AssistantMessage, Usage, UsageCost
 
 T = TypeVar("T")
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Generic, TypeVar, overload
 
+from tau.ai.core.events import AssistantMessageEvent
+from tau.ai.core.types import AssistantMessage, Context, Model, ToolCall
 from tau.ai.entry import as_context, stream
-from tau.ai.event_stream import StreamEndedError
-from tau.ai.events import AssistantMessageEvent
-from tau.ai.registry import resolve_api_provider
+from tau.ai.lookup.registry import resolve_api_provider
+from tau.ai.streaming.event_stream import StreamEndedError
 from tau.ai.structured.extract import NOTHING, PartialOutput
 from tau.ai.structured.modes import (
     OutputMode,
@@ -27,7 +28,6 @@ from tau.ai.structured.modes import (
 )
 from tau.ai.structured.result import FailureReason, StructuredOutputError, StructuredResult
 from tau.ai.structured.spec import OUTPUT_TOOL_NAME, OutputSpec, OutputValidationError
-from tau.ai.types import AssistantMessage, Context, Model, ToolCall
 
 T = TypeVar("T")
 

@@ -18,9 +18,9 @@ import re
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar, cast, overload
 
-from tau.ai.options import OutputSchema
-from tau.ai.types import Tool
-from tau.ai.utils.validation import _copy, _error_path, _no_remote_refs
+from tau.ai.capabilities.validation import _copy, _error_path, _no_remote_refs
+from tau.ai.core.options import OutputSchema
+from tau.ai.core.types import Tool
 
 T = TypeVar("T")
 

@@ -1,5 +1,5 @@
 """``anthropic-messages``: the Anthropic Messages API (and the endpoints that speak it: MiniMax,
-Kimi coding, OpenCode, Vercel AI Gateway), spoken directly over :mod:`tau.ai.http`.
+Kimi coding, OpenCode, Vercel AI Gateway), spoken directly over :mod:`tau.ai.streaming.http`.
 
 * :mod:`.options`: :class:`~.options.AnthropicOptions`, what ``stream`` takes;
 * :mod:`.request`: ``build_request`` (body, headers, OAuth subscription tokens);

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import cast
 
-from tau.ai.adapter import launch_http
-from tau.ai.builder import MessageBuilder
-from tau.ai.env_keys import resolve_api_key
-from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.core.types import Context, Model
+from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.anthropic.decoder import AnthropicDecoder
 from tau.ai.providers.anthropic.options import AnthropicOptions, AnthropicSimpleOptions
 from tau.ai.providers.anthropic.request import build_request, is_adaptive, is_oauth_token
 from tau.ai.providers.simple_options import adjust_max_tokens_for_thinking, base_options
-from tau.ai.types import Context, Model
+from tau.ai.streaming.adapter import launch_http
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
 
 __all__ = ["OPTIONS", "SIMPLE_OPTIONS", "stream", "stream_simple"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tau.ai.builder import MessageBuilder
-from tau.ai.errors import ProviderError, excerpt
-from tau.ai.sse import parse_json
-from tau.ai.types import AssistantMessage, StopReason, ThinkingContent, Tool, ToolCall, Usage
+from tau.ai.core.errors import ProviderError, excerpt
+from tau.ai.core.types import AssistantMessage, StopReason, ThinkingContent, Tool, ToolCall, Usage
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.sse import parse_json
 
 __all__ = ["REDACTED_THINKING_TEXT", "AnthropicDecoder", "UsageCounts"]
 

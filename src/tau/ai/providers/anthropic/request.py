@@ -10,24 +10,28 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tau.ai import (
+from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import (
     AssistantMessage,
     CacheRetention,
     Context,
+    ImageContent,
     Message,
     Model,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.adapter import ProviderRequest
-from tau.ai.env_keys import resolve_api_key
-from tau.ai.errors import ProviderError
-from tau.ai.headers import request_headers
+from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.anthropic.options import AnthropicOptions
 from tau.ai.providers.output_schema import closed_schema
-from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool, ToolCall
-from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
+from tau.ai.streaming.adapter import ProviderRequest
+from tau.ai.streaming.headers import request_headers
+from tau.ai.streaming.sanitize import sanitize_surrogates
 
 __all__ = [
     "CLAUDE_CODE_TOOLS",
@@ -240,7 +244,7 @@ def convert_messages(
     oauth: bool = False,
 ) -> list[dict[str, Any]]:
     """Messages API ``messages`` from tau messages already made safe for ``model`` by
-    :func:`~tau.ai.utils.transform_messages.transform_messages` (so every thinking block here
+    :func:`~tau.ai.capabilities.transform_messages.transform_messages` (so every thinking block here
     is this model's own and signed).
 
     Consecutive tool results become one user message of ``tool_result`` blocks; blank text

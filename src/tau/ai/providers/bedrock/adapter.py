@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from tau.ai.adapter import ProviderRequest, run_http_adapter
-from tau.ai.builder import MessageBuilder, launch_stream
-from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.core.types import Context, Model
 from tau.ai.providers.bedrock.auth import sign
 from tau.ai.providers.bedrock.decoder import BedrockDecoder
 from tau.ai.providers.bedrock.options import BedrockOptions, BedrockSimpleOptions
@@ -21,7 +19,10 @@ from tau.ai.providers.simple_options import (
     base_options,
     clamp_reasoning,
 )
-from tau.ai.types import Context, Model
+from tau.ai.streaming.adapter import ProviderRequest, run_http_adapter
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import launch_stream
 
 __all__ = ["OPTIONS", "SIMPLE_OPTIONS", "stream", "stream_simple"]
 

@@ -17,11 +17,11 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.session import Session
 
-from tau.ai.adapter import ProviderRequest
-from tau.ai.env_keys import AUTHENTICATED
-from tau.ai.errors import ProviderError
-from tau.ai.headers import request_headers
-from tau.ai.types import Model
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import Model
+from tau.ai.lookup.env_keys import AUTHENTICATED
+from tau.ai.streaming.adapter import ProviderRequest
+from tau.ai.streaming.headers import request_headers
 
 if TYPE_CHECKING:
     from tau.ai.providers.bedrock.options import BedrockOptions

@@ -15,10 +15,10 @@ from typing import Any
 import jiter
 from botocore.eventstream import EventStreamBuffer, EventStreamMessage, ParserError
 
-from tau.ai.builder import MessageBuilder
-from tau.ai.errors import ProviderError
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import StopReason, ThinkingContent, ToolCall, Usage
 from tau.ai.providers.bedrock.request import EVENT_STREAM
-from tau.ai.types import StopReason, ThinkingContent, ToolCall, Usage
+from tau.ai.streaming.builder import MessageBuilder
 
 __all__ = ["BedrockDecoder", "map_stop_reason"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
-from tau.ai.types import ThinkingBudgets, ThinkingLevel
+from tau.ai.core.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
+from tau.ai.core.types import ThinkingBudgets, ThinkingLevel
 
 
 class BedrockOptions(StreamOptions, ToolChoiceOption, total=False):

@@ -7,26 +7,29 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import quote
 
-from tau.ai import (
+from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import (
     AssistantMessage,
     CacheRetention,
     Context,
+    ImageContent,
     Message,
     Model,
+    TextContent,
+    ThinkingContent,
     ThinkingLevel,
+    Tool,
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.adapter import ProviderRequest
-from tau.ai.errors import ProviderError
-from tau.ai.headers import request_headers
 from tau.ai.providers.bedrock.auth import bearer_token, resolve_region
 from tau.ai.providers.bedrock.options import BedrockOptions
 from tau.ai.providers.output_schema import closed_schema
 from tau.ai.providers.parts import text_parts
-from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool
-from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
+from tau.ai.streaming.adapter import ProviderRequest
+from tau.ai.streaming.headers import request_headers
+from tau.ai.streaming.sanitize import sanitize_surrogates
 
 __all__ = [
     "EVENT_STREAM",

@@ -1,4 +1,4 @@
-"""Decoding Gemini's response chunks into :class:`~tau.ai.builder.MessageBuilder` calls.
+"""Decoding Gemini's response chunks into :class:`~tau.ai.streaming.builder.MessageBuilder` calls.
 
 Deliberate differences from pi-ai, in one place:
 
@@ -23,11 +23,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from tau.ai.builder import MessageBuilder
-from tau.ai.errors import ProviderError
-from tau.ai.sse import parse_event_json
-from tau.ai.types import StopReason, TextContent, ThinkingContent, ToolCall, Usage
-from tau.ai.utils.json_path import JsonPathError, PathJsonWriter
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import StopReason, TextContent, ThinkingContent, ToolCall, Usage
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.json_path import JsonPathError, PathJsonWriter
+from tau.ai.streaming.sse import parse_event_json
 
 _STOP_REASONS: dict[str, StopReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
 
@@ -65,7 +65,7 @@ class GoogleDecoder:
     of ``partialArgs`` (a value at a JSON path each; a string may continue in the next one)
     follow, and an empty ``functionCall`` or a part in which nothing has ``willContinue``
     ends it. The values become the arguments' JSON text through a
-    :class:`~tau.ai.utils.json_path.PathJsonWriter`, streamed as ``toolcall_delta`` events like
+    :class:`~tau.ai.streaming.json_path.PathJsonWriter`, streamed as ``toolcall_delta`` events like
     every other provider's. A call still open when the answer ends (finish reason STOP) ends
     with it, unless a string argument was waiting for its next piece; then, as after any other
     finish reason, it stays unfinished and the stream ends with an error naming it. A part

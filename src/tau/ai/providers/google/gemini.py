@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import cast
 
-from tau.ai.adapter import ProviderRequest, launch_http
-from tau.ai.env_keys import resolve_api_key
-from tau.ai.errors import ProviderError
-from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.headers import request_headers
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import Context, Model
+from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.google.decoder import GoogleDecoder
 from tau.ai.providers.google.options import GoogleOptions, GoogleSimpleOptions
 from tau.ai.providers.google.request import request_body, simple_options
-from tau.ai.types import Context, Model
+from tau.ai.streaming.adapter import ProviderRequest, launch_http
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.headers import request_headers
 
 __all__ = ["OPTIONS", "SIMPLE_OPTIONS", "build_request", "stream", "stream_simple", "stream_url"]
 

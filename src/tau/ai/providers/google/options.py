@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
+from tau.ai.core.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
 
 
 class GoogleThinking(TypedDict, total=False):

@@ -13,24 +13,28 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from tau.ai import (
+from tau.ai.capabilities.transform_messages import normalize_id_anthropic, transform_messages
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import (
     AssistantMessage,
     Context,
+    ImageContent,
     Message,
     Model,
+    TextContent,
     ThinkingBudgets,
+    ThinkingContent,
     ThinkingLevel,
+    Tool,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.errors import ProviderError
 from tau.ai.providers.google.options import GoogleOptions, GoogleSimpleOptions
 from tau.ai.providers.google.schema import to_legacy_schema
 from tau.ai.providers.parts import text_parts
 from tau.ai.providers.simple_options import base_options
-from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool, ToolCall
-from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import normalize_id_anthropic, transform_messages
+from tau.ai.streaming.sanitize import sanitize_surrogates
 
 SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
 """What Gemini 3 accepts in place of a signature on a function call it did not sign."""

@@ -27,15 +27,15 @@ import os
 import threading
 from typing import Any, cast
 
-from tau.ai.adapter import ProviderRequest, launch_http
-from tau.ai.env_keys import AUTHENTICATED
-from tau.ai.errors import ProviderError
-from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.headers import request_headers
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import Context, Model
+from tau.ai.lookup.env_keys import AUTHENTICATED
 from tau.ai.providers.google.decoder import GoogleDecoder
 from tau.ai.providers.google.options import GoogleVertexOptions, GoogleVertexSimpleOptions
 from tau.ai.providers.google.request import request_body, simple_options
-from tau.ai.types import Context, Model
+from tau.ai.streaming.adapter import ProviderRequest, launch_http
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.headers import request_headers
 
 __all__ = [
     "OPTIONS",

@@ -7,10 +7,9 @@ import contextlib
 import threading
 from typing import Any, cast
 
-from tau.ai.builder import MessageBuilder, launch_stream
-from tau.ai.errors import ProviderError
-from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.options import SimpleStreamOptions
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.options import SimpleStreamOptions
+from tau.ai.core.types import Context, Model, Usage
 from tau.ai.providers.llama_cpp.generate import (
     CALL_DELTA,
     CALL_END,
@@ -27,7 +26,9 @@ from tau.ai.providers.llama_cpp.generate import (
 from tau.ai.providers.llama_cpp.options import LlamaCppOptions
 from tau.ai.providers.llama_cpp.request import build_request
 from tau.ai.providers.simple_options import base_options
-from tau.ai.types import Context, Model, Usage
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.launch import launch_stream
 
 __all__ = ["OPTIONS", "SIMPLE_OPTIONS", "LlamaCppDecoder", "stream", "stream_simple"]
 

@@ -18,7 +18,8 @@ from typing import Any
 from llama_cpp import Llama
 from llama_cpp.llama_grammar import LlamaGrammar
 
-from tau.ai.errors import ProviderError
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import StopReason
 from tau.ai.providers.llama_cpp.request import (
     MAX_CALLS_PER_TURN,
     MESSAGE_PREFIX,
@@ -28,7 +29,6 @@ from tau.ai.providers.llama_cpp.request import (
     opening_grammar,
     schema_grammar,
 )
-from tau.ai.types import StopReason
 
 __all__ = ["Counts", "Loaded", "Post", "Stopped", "Turn", "load"]
 

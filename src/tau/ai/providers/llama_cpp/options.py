@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tau.ai.options import StreamOptions
+from tau.ai.core.options import StreamOptions
 
 
 class LlamaCppOptions(StreamOptions, total=False):

@@ -11,20 +11,23 @@ from typing import Any
 
 from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
-from tau.ai import (
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.options import OutputSchema
+from tau.ai.core.types import (
     AssistantMessage,
     Context,
+    ImageContent,
     Model,
-    ProviderError,
+    TextContent,
+    Tool,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
-from tau.ai.local_models import gguf_path
-from tau.ai.options import OutputSchema
+from tau.ai.lookup.local_models import gguf_path
 from tau.ai.providers.llama_cpp.options import LlamaCppOptions
 from tau.ai.providers.output_schema import output_instructions
-from tau.ai.types import ImageContent, TextContent, Tool, ToolCall
-from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.streaming.sanitize import sanitize_surrogates
 
 __all__ = ["LocalRequest", "Settings", "build_request", "render_prompt"]
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import cast
 
-from tau.ai.adapter import launch_http
-from tau.ai.errors import ProviderError, ProviderHTTPError
-from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.core.errors import ProviderError, ProviderHTTPError
+from tau.ai.core.types import Context, Model
 from tau.ai.providers.mistral.decoder import MistralDecoder
 from tau.ai.providers.mistral.options import MistralOptions, MistralSimpleOptions
 from tau.ai.providers.mistral.request import build_request
 from tau.ai.providers.simple_options import base_options, clamp_reasoning
-from tau.ai.types import Context, Model
+from tau.ai.streaming.adapter import launch_http
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
 
 __all__ = ["OPTIONS", "SIMPLE_OPTIONS", "explain_http_error", "stream", "stream_simple"]
 

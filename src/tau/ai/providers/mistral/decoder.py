@@ -1,4 +1,4 @@
-"""Decoding Mistral's chat stream into :class:`~tau.ai.builder.MessageBuilder` calls.
+"""Decoding Mistral's chat stream into :class:`~tau.ai.streaming.builder.MessageBuilder` calls.
 
 Text and thinking are one block after another (key None). Tool calls are keyed by
 ``(id, index)``; a fragment without an id belongs to the last call at its index. They have
@@ -11,12 +11,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tau.ai.builder import MessageBuilder
-from tau.ai.errors import ProviderError
-from tau.ai.sse import JsonEventDecoder
-from tau.ai.types import StopReason, ToolCall
-from tau.ai.utils.hash import short_hash
-from tau.ai.utils.sanitize import sanitize_surrogates
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import StopReason, ToolCall
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.hash import short_hash
+from tau.ai.streaming.sanitize import sanitize_surrogates
+from tau.ai.streaming.sse import JsonEventDecoder
 
 __all__ = ["THINKING_SIGNATURE", "MistralDecoder", "derived_tool_call_id"]
 

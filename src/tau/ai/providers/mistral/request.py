@@ -4,16 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
-from tau.ai.adapter import ProviderRequest, set_given, tool_arguments_json
-from tau.ai.env_keys import require_api_key
-from tau.ai.headers import JSON_EVENT_STREAM, request_headers
+from tau.ai.capabilities.transform_messages import MistralIdNormalizer, transform_messages
+from tau.ai.core.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Model,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolResultMessage,
+    UserMessage,
+)
+from tau.ai.lookup.env_keys import require_api_key
 from tau.ai.providers.mistral.options import MistralOptions
 from tau.ai.providers.output_schema import json_schema_format
 from tau.ai.providers.parts import typed_parts
-from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool
-from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import MistralIdNormalizer, transform_messages
+from tau.ai.streaming.adapter import ProviderRequest, set_given
+from tau.ai.streaming.headers import JSON_EVENT_STREAM, request_headers
+from tau.ai.streaming.json_body import tool_arguments_json
+from tau.ai.streaming.sanitize import sanitize_surrogates
 
 __all__ = [
     "IMAGE_OMITTED",

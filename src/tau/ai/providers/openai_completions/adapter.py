@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from typing import cast
 
-from tau.ai.adapter import launch_http
-from tau.ai.env_keys import resolve_api_key
-from tau.ai.errors import ProviderError, ProviderHTTPError
-from tau.ai.event_stream import AssistantMessageEventStream
+from tau.ai.core.errors import ProviderError, ProviderHTTPError
+from tau.ai.core.types import Context, Model
+from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.openai_completions.decoder import OpenAICompletionsDecoder
 from tau.ai.providers.openai_completions.options import (
     OpenAICompletionsOptions,
@@ -16,7 +15,8 @@ from tau.ai.providers.openai_completions.options import (
 )
 from tau.ai.providers.openai_completions.request import build_request
 from tau.ai.providers.simple_options import base_options, clamp_reasoning, supports_xhigh
-from tau.ai.types import Context, Model
+from tau.ai.streaming.adapter import launch_http
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
 
 __all__ = ["OPTIONS", "SIMPLE_OPTIONS", "stream", "stream_simple"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
-from tau.ai.types import Model, OpenAICompletionsCompat, ResolvedCompat, ThinkingFormat
+from tau.ai.core.types import Model, OpenAICompletionsCompat, ResolvedCompat, ThinkingFormat
 
 
 def is_endpoint(model: Model, provider: str, *url_parts: str) -> bool:

@@ -1,11 +1,11 @@
-"""Decoding a chat-completions SSE stream into :class:`~tau.ai.builder.MessageBuilder` calls.
+"""Decoding a chat-completions SSE stream into :class:`~tau.ai.streaming.builder.MessageBuilder` calls.
 
 OpenAI-compatible servers differ in small ways that matter here: reasoning arrives in one of
 several delta fields (or in OpenRouter's ``reasoning_details``, or as Mistral's typed content
 parts); usage sits in ``chunk.usage``, ``choice.usage`` or Groq's ``x_groq.usage``; parallel
 tool calls are told apart by ``index`` (some servers reuse an index with a new ``id``); llama.cpp
 repeats the tool name in every delta. :class:`OpenAICompletionsDecoder` absorbs all of that, and turns
-every way a stream can go wrong into one :class:`~tau.ai.builder.ProviderError`.
+every way a stream can go wrong into one :class:`~tau.ai.streaming.builder.ProviderError`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import json
 import secrets
 from typing import Any
 
-from tau.ai.builder import MessageBuilder
-from tau.ai.errors import ProviderError
-from tau.ai.sse import parse_event_json
-from tau.ai.types import StopReason, ToolCall, Usage
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import StopReason, ToolCall, Usage
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.sse import parse_event_json
 
 # OpenAI's own reasons, and the others that compatible servers document, by what they mean.
 # A reason not listed ends the stream with an error that names it: z.ai's

@@ -11,26 +11,39 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tau.ai import AssistantMessage, Context, Message, Model, ToolResultMessage, UserMessage
-from tau.ai.adapter import ProviderRequest, tool_arguments_json
-from tau.ai.env_keys import resolve_api_key
-from tau.ai.errors import ProviderError
-from tau.ai.headers import JSON_EVENT_STREAM, request_headers
-from tau.ai.options import OutputSchema
+from tau.ai.capabilities.transform_messages import (
+    MistralIdNormalizer,
+    ToolCallIdNormalizer,
+    normalize_id_openai_completions,
+    transform_messages,
+)
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.options import OutputSchema
+from tau.ai.core.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Message,
+    Model,
+    ResolvedCompat,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.copilot import COPILOT_PROVIDER, copilot_dynamic_headers
 from tau.ai.providers.openai_completions.compat import is_endpoint, resolve_compat
 from tau.ai.providers.openai_completions.decoder import REASONING_FIELDS
 from tau.ai.providers.openai_completions.options import OpenAICompletionsOptions
 from tau.ai.providers.output_schema import json_schema_format, output_instructions
 from tau.ai.providers.parts import typed_parts
-from tau.ai.types import ImageContent, ResolvedCompat, TextContent, ThinkingContent, Tool, ToolCall
-from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import (
-    MistralIdNormalizer,
-    ToolCallIdNormalizer,
-    normalize_id_openai_completions,
-    transform_messages,
-)
+from tau.ai.streaming.adapter import ProviderRequest
+from tau.ai.streaming.headers import JSON_EVENT_STREAM, request_headers
+from tau.ai.streaming.json_body import tool_arguments_json
+from tau.ai.streaming.sanitize import sanitize_surrogates
 
 BRIDGE_TEXT = "I have processed the tool results."
 TOOL_IMAGES_TEXT = "Attached image(s) from tool result:"
@@ -185,7 +198,7 @@ def convert_messages(
 
 
 def convert_tools(tools: Sequence[Tool], compat: ResolvedCompat) -> list[dict[str, Any]]:
-    """The ``tools`` array: one ``function`` tool per :class:`~tau.ai.types.Tool`."""
+    """The ``tools`` array: one ``function`` tool per :class:`~tau.ai.core.types.Tool`."""
     out: list[dict[str, Any]] = []
     for tool in tools:
         function: dict[str, Any] = {

@@ -16,11 +16,9 @@ from collections.abc import Mapping
 from typing import Any, cast
 from urllib.parse import quote
 
-from tau.ai.adapter import ProviderRequest, launch_http
-from tau.ai.env_keys import resolve_api_key
-from tau.ai.errors import ProviderError
-from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.headers import request_headers
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import Context, Model
+from tau.ai.lookup.env_keys import resolve_api_key
 from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
 from tau.ai.providers.openai_responses.openai import simple_reasoning_options
 from tau.ai.providers.openai_responses.options import (
@@ -28,7 +26,9 @@ from tau.ai.providers.openai_responses.options import (
     AzureOpenAIResponsesSimpleOptions,
 )
 from tau.ai.providers.openai_responses.request import responses_body
-from tau.ai.types import Context, Model
+from tau.ai.streaming.adapter import ProviderRequest, launch_http
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.headers import request_headers
 
 __all__ = [
     "DEFAULT_API_VERSION",

@@ -1,4 +1,4 @@
-"""Decoding the Responses event stream into :class:`~tau.ai.builder.MessageBuilder` calls.
+"""Decoding the Responses event stream into :class:`~tau.ai.streaming.builder.MessageBuilder` calls.
 
 Output items are addressed by their ``output_index`` (the builder key; some servers
 interleave items), falling back to ``item_id``. Event types this decoder does not know
@@ -11,12 +11,12 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tau.ai.builder import MessageBuilder
-from tau.ai.errors import ProviderError
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import StopReason, TextContent, ThinkingContent, ToolCall, Usage
 from tau.ai.providers.openai_responses.request import encode_text_signature
-from tau.ai.sse import JsonEventDecoder
-from tau.ai.types import StopReason, TextContent, ThinkingContent, ToolCall, Usage
-from tau.ai.utils.partial_json import parse_streaming_json
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.partial_json import parse_streaming_json
+from tau.ai.streaming.sse import JsonEventDecoder
 
 __all__ = ["SERVICE_TIER_MULTIPLIERS", "OpenAIResponsesDecoder", "fill_usage"]
 

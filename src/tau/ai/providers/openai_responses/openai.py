@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from tau.ai.adapter import ProviderRequest, launch_http
-from tau.ai.builder import MessageBuilder
-from tau.ai.env_keys import require_api_key
-from tau.ai.event_stream import AssistantMessageEventStream
-from tau.ai.headers import request_headers
-from tau.ai.options import SimpleStreamOptions
+from tau.ai.core.options import SimpleStreamOptions
+from tau.ai.core.types import Context, Model
+from tau.ai.lookup.env_keys import require_api_key
 from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
 from tau.ai.providers.openai_responses.options import (
     OpenAIResponsesOptions,
@@ -17,7 +14,10 @@ from tau.ai.providers.openai_responses.options import (
 )
 from tau.ai.providers.openai_responses.request import responses_body
 from tau.ai.providers.simple_options import base_options, clamp_reasoning, supports_xhigh
-from tau.ai.types import Context, Model
+from tau.ai.streaming.adapter import ProviderRequest, launch_http
+from tau.ai.streaming.builder import MessageBuilder
+from tau.ai.streaming.event_stream import AssistantMessageEventStream
+from tau.ai.streaming.headers import request_headers
 
 __all__ = [
     "OPTIONS",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tau.ai.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
-from tau.ai.types import ThinkingLevel
+from tau.ai.core.options import SimpleStreamOptions, StreamOptions, ToolChoiceOption
+from tau.ai.core.types import ThinkingLevel
 
 
 class ResponsesOptions(StreamOptions, ToolChoiceOption, total=False):

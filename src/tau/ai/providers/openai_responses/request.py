@@ -1,5 +1,5 @@
 """The Responses request body, shared by ``openai-responses`` and ``azure-openai-responses``:
-a :class:`~tau.ai.types.Context` as Responses ``input`` items and ``tools``.
+a :class:`~tau.ai.core.types.Context` as Responses ``input`` items and ``tools``.
 
 Replay state lives in the content blocks: a reasoning item is stored whole, as JSON, in
 ``ThinkingContent.thinking_signature``; a message item's id and phase in
@@ -13,16 +13,26 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tau.ai import AssistantMessage, Context, Model, ToolResultMessage, UserMessage
-from tau.ai.adapter import set_given, tool_arguments_json
-from tau.ai.errors import ProviderError
+from tau.ai.capabilities.transform_messages import normalize_id_responses, transform_messages
+from tau.ai.core.errors import ProviderError
+from tau.ai.core.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Model,
+    TextContent,
+    ThinkingContent,
+    Tool,
+    ToolResultMessage,
+    UserMessage,
+)
 from tau.ai.providers.openai_responses.options import ResponsesOptions
 from tau.ai.providers.output_schema import json_schema_format
 from tau.ai.providers.parts import typed_parts
-from tau.ai.types import ImageContent, TextContent, ThinkingContent, Tool
-from tau.ai.utils.hash import short_hash
-from tau.ai.utils.sanitize import sanitize_surrogates
-from tau.ai.utils.transform_messages import normalize_id_responses, transform_messages
+from tau.ai.streaming.adapter import set_given
+from tau.ai.streaming.hash import short_hash
+from tau.ai.streaming.json_body import tool_arguments_json
+from tau.ai.streaming.sanitize import sanitize_surrogates
 
 JsonDict = dict[str, Any]
 

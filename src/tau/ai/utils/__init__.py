@@ -1,1 +1,0 @@
-"""Provider-independent helpers: partial JSON, validation, handoff, overflow, sanitising."""
