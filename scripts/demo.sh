@@ -21,8 +21,9 @@ cat <<NEXT
 Try next (or activate the venv: source .venv/bin/activate, then just \`tau\`):
   $TAU --help                              every flag
   $TAU                                     an interactive session with the local model
-  $TAU --tools calculator "What is 17 * 23?"
-  cat README.md | $TAU "Summarise this"    piped text goes after the prompt
+  $TAU --tools weather "What is the weather in Tokyo?"
+  echo "The meeting moved to Friday at 3pm." | $TAU "When is the meeting?"
+                                           piped text goes after the prompt
   $TAU models                              the catalog; set ANTHROPIC_API_KEY or OPENAI_API_KEY
                                            and tau uses that provider instead
 NEXT

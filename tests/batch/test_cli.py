@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tau.cli.batch import BatchAgent, _make_agent, batch_parser
+from tau.cli.batch import BatchAgent, _make_agent
+from tau.cli.main import subcommand_parser
 from tests.cli.conftest import clean_env
 
 COUNT = 40
@@ -99,35 +100,29 @@ def test_a_batch_runs_writes_every_item_and_resumes(tmp_path: Path) -> None:
 
 
 def test_failed_and_limited_items(tmp_path: Path) -> None:
-    source = write_input(tmp_path / "in.jsonl", 3)
-    model = write_script(
-        tmp_path / "script.json",
-        [
-            {"text": "fine"},
-            {"error": "400 no such thing", "status": 400},
-            {"tool_calls": [{"name": "calculate", "arguments": {"expression": "1+1"}}]},
-        ],
-    )
+    # Each item plays the script from its start: one script per outcome, one item each, all
+    # in one output file (each run resumes it).
     output = tmp_path / "out.jsonl"
-    done = tau(
-        tmp_path,
-        "batch",
-        str(source),
-        "-o",
-        str(output),
-        "-m",
-        model,
-        "--concurrency",
-        "1",
-        "--tools",
-        "calculator",
-        "--max-turns",
-        "1",
-    )
-    assert done.returncode == 1, done.stderr
-    assert "3 of 3 items done this run (1 ok, 1 error, 1 limited)" in done.stdout
-    statuses = sorted(json.loads(line)["status"] for line in output.read_bytes().splitlines())
-    assert statuses == ["error", "limited", "ok"]
+    outcomes = [
+        ([{"text": "fine"}], 0, "(1 ok, 0 error, 0 limited)"),
+        ([{"error": "400 no such thing", "status": 400}], 1, "(0 ok, 1 error, 0 limited)"),
+        (
+            [{"tool_calls": [{"name": "calculate", "arguments": {"expression": "1+1"}}]}],
+            0,
+            "(0 ok, 0 error, 1 limited)",
+        ),
+    ]
+    for number, (responses, status, counts) in enumerate(outcomes):
+        source = write_input(tmp_path / f"in{number}.jsonl", number + 1)
+        model = write_script(tmp_path / f"script{number}.json", responses)
+        args = ["batch", str(source), "-o", str(output), "-m", model]
+        done = tau(tmp_path, *args, "--tools", "calculator", "--max-turns", "1")
+        assert done.returncode == status, done.stderr
+        assert f"1 of {number + 1} items done this run {counts}" in done.stdout
+    statuses = {
+        line["id"]: line["status"] for line in map(json.loads, output.read_bytes().splitlines())
+    }
+    assert statuses == {"r0": "ok", "r1": "error", "r2": "limited"}
 
 
 def test_typed_output_is_written_per_item(tmp_path: Path) -> None:
@@ -137,22 +132,29 @@ def test_typed_output_is_written_per_item(tmp_path: Path) -> None:
         "required": ["name", "population"],
     }
     (tmp_path / "city.json").write_text(json.dumps(schema))
-    paris, lyon = {"name": "Paris", "population": 2100000}, {"name": "Lyon", "population": 520000}
+    paris = {"name": "Paris", "population": 2100000}
 
     def answer(arguments: dict[str, Any]) -> dict[str, Any]:
         return {"tool_calls": [{"name": "final_result", "arguments": arguments}]}
 
-    # One item at a time, so the script's answers go to r0, r1, r2 in turn; r2 never answers
-    # with a valid city (the first try and its one retry).
+    # Every item plays the script from its start: r0 and r1 answer Paris; then r2, run with a
+    # script that never answers with a valid city (the first try and its one retry), fails.
+    output = tmp_path / "out.jsonl"
+    valid = write_script(tmp_path / "valid.json", [answer(paris)])
+    two = write_input(tmp_path / "two.jsonl", 2)
+    args = ["batch", str(two), "-o", str(output), "--output-schema", "city.json"]
+    done = tau(tmp_path, *args, "-m", valid)
+    assert done.returncode == 0, done.stderr
+    assert "2 of 2 items done this run (2 ok, 0 error, 0 limited)" in done.stdout
     invalid = answer({"name": "Nowhere"})
-    model = write_script(tmp_path / "script.json", [answer(paris), answer(lyon), invalid, invalid])
-    source, output = write_input(tmp_path / "in.jsonl", 3), tmp_path / "out.jsonl"
-    args = ["batch", str(source), "-o", str(output), "-m", model, "--concurrency", "1"]
+    model = write_script(tmp_path / "invalid.json", [invalid, invalid])
+    three = write_input(tmp_path / "three.jsonl", 3)
+    args = ["batch", str(three), "-o", str(output), "-m", model]
     done = tau(tmp_path, *args, "--output-schema", "city.json")
     assert done.returncode == 1, done.stderr
-    assert "3 of 3 items done this run (2 ok, 1 error, 0 limited)" in done.stdout
+    assert "1 of 3 items done this run (0 ok, 1 error, 0 limited)" in done.stdout
     lines = {line["id"]: line for line in map(json.loads, output.read_bytes().splitlines())}
-    assert lines["r0"]["output"] == paris and lines["r1"]["output"] == lyon
+    assert lines["r0"]["output"] == paris and lines["r1"]["output"] == paris
     assert lines["r2"]["status"] == "error" and "output" not in lines["r2"]
     assert lines["r2"]["error"].startswith("No valid output (city) after 2 attempts")
     bad = tau(tmp_path, *args, "--output-schema", "nowhere.json")
@@ -233,7 +235,7 @@ def test_ctrl_c_stops_new_items_writes_what_finished_and_a_rerun_completes(tmp_p
 
 
 def parse(*argv: str) -> argparse.Namespace:
-    return batch_parser().parse_args(["in.jsonl", "-o", "out.jsonl", *argv])
+    return subcommand_parser("batch").parse_args(["in.jsonl", "-o", "out.jsonl", *argv])
 
 
 def test_the_agent_factory_carries_the_flags_and_pickles_for_ray(tmp_path: Path) -> None:
@@ -275,3 +277,14 @@ def test_tau_batch_help_is_fast_to_import() -> None:
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
     )
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_each_item_plays_the_scripted_model_from_its_start(tmp_path: Path) -> None:
+    # One response in the script: every item gets it, not only the first (issue 29, item 7).
+    source, output = write_input(tmp_path / "in.jsonl", 20), tmp_path / "out.jsonl"
+    model = write_script(tmp_path / "s.json", [{"text": "the one answer"}])
+    done = tau(tmp_path, "batch", str(source), "-o", str(output), "-m", model)
+    assert done.returncode == 0, done.stderr
+    assert "20 of 20 items done this run (20 ok, 0 error, 0 limited)" in done.stdout
+    results = [json.loads(line) for line in output.read_bytes().splitlines()]
+    assert {r["text"] for r in results} == {"the one answer"}

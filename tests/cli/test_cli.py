@@ -137,10 +137,11 @@ def test_unknown_model_suggests_close_matches(tau: TauRunner) -> None:
 def test_no_key_is_a_clear_error(tau: TauRunner) -> None:
     done = tau("--model", "anthropic/claude-sonnet-4-5", "hi")
     assert done.returncode == 1
-    assert done.stderr.strip() == (
-        "tau: error: no API key for provider 'anthropic' in the environment "
-        "(`tau models anthropic` shows what is found)"
+    assert done.stderr.strip().startswith(
+        "tau: error: no API key for provider 'anthropic': set ANTHROPIC_OAUTH_TOKEN or "
+        'ANTHROPIC_API_KEY, or give it an "apiKey" in '
     )
+    assert done.stderr.strip().endswith("(`tau models anthropic` shows what is found)")
 
 
 def test_models_lists_the_catalog_and_keys(tau: TauRunner) -> None:
@@ -149,7 +150,8 @@ def test_models_lists_the_catalog_and_keys(tau: TauRunner) -> None:
     lines = done.stdout.splitlines()
     assert lines[0] == "providers with an API key in the environment: anthropic"
     assert any(line.startswith("anthropic/claude-sonnet-4-5\t") for line in lines)
-    assert all(line.endswith("\tkey") for line in lines[2:])
+    assert lines[2] == "anthropic's key: set (ANTHROPIC_OAUTH_TOKEN or ANTHROPIC_API_KEY)"
+    assert all(line.endswith("\tkey") for line in lines[3:])
     none = tau("models", "faux")
     assert none.stdout.splitlines()[0] == "providers with an API key in the environment: none"
     assert "faux/echo\t" in none.stdout

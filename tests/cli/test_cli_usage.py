@@ -25,7 +25,7 @@ def test_every_subcommand_has_help(tau: TauRunner) -> None:
     assert "--version" in top.stdout and "tau models" in top.stdout
     models = tau("models", "--help")
     assert models.returncode == 0, models.stderr
-    assert models.stdout.startswith("usage: tau models [-h] [provider]")
+    assert models.stdout.startswith("usage: tau models [-h] [--json] [SEARCH]")
     assert "unknown provider" not in models.stdout + models.stderr
     short = tau("models", "-h")
     assert (short.returncode, short.stdout) == (0, models.stdout)
@@ -53,7 +53,7 @@ def test_version(tau: TauRunner) -> None:
 
 
 def test_help_lists_the_tools_that_exist() -> None:
-    from tau.cli.main import DEFAULT_TOOL_NAMES, KNOWN_TOOL_NAMES
+    from tau.cli.flags import DEFAULT_TOOL_NAMES, KNOWN_TOOL_NAMES
     from tau.cli.tools import DEFAULT_TOOLS, tool_names
 
     # `tau --help` names them without importing the tools (start-up time): same lists.
@@ -232,12 +232,13 @@ def test_malformed_faux_scripts_say_what_is_wrong(tau: TauRunner, tmp_path: Path
 @pytest.mark.parametrize("flag", ["--help", "--version"])
 def test_help_and_version_load_no_agent_no_pydantic(flag: str, tmp_path: Path) -> None:
     # Start-up time is measured in benchmarks/bench_startup.py; here, what makes it: parsing
-    # flags must not import the agent, pydantic, asyncio, any provider or the terminal UI.
+    # flags must not import the agent, pydantic, asyncio, any provider or the terminal UI (nor
+    # pathlib or dataclasses: several milliseconds each, and the flags need neither).
     code = (
         "import atexit, sys\n"
         "def report():\n"
         "    heavy = ('pydantic', 'tau.agent', 'tau.ai', 'asyncio', 'httpx2', 'jiter', 'rich',\n"
-        "             'prompt_toolkit')\n"
+        "             'prompt_toolkit', 'pathlib', 'dataclasses')\n"
         "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith(heavy))\n"
         "    sys.stderr.write(repr(loaded))\n"
         "atexit.register(report)\n"

@@ -12,7 +12,8 @@ import pytest
 
 from tau.ai import AssistantMessage, Context, TextContent, UserMessage
 from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call
-from tau.cli.app import App, CompactionEnd, CompactionStart, Settings
+from tau.cli.app import App, Settings
+from tau.cli.app_events import CompactionEnd, CompactionStart
 from tau.cli.compaction import (
     SUMMARY_PREFIX,
     SUMMARY_SYSTEM_PROMPT,

@@ -11,8 +11,9 @@ import pytest
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
-from tau.cli.commands import COMMANDS, CommandContext, command
+from tau.cli.commands import CommandContext
 from tau.cli.completion import TauCompleter
+from tau.cli.registry import SLASH_COMMANDS, Arg, Command, Registry
 from tau.cli.tools import Workspace
 
 
@@ -40,18 +41,23 @@ def fake_command() -> Iterator[list[str]]:
         seen.append(partial)
         return [name for name in ("alpha", "beta", "alphabet") if name.startswith(partial)]
 
-    command(
-        "fake-model", "/fake-model NAME", "switch the fake model\nsecond line", complete=complete
+    SLASH_COMMANDS.command(
+        "fake-model",
+        "switch the fake model\nsecond line",
+        args=[Arg("name", metavar="NAME", complete=complete)],
     )(lambda ctx, argument: None)
     try:
         yield seen
     finally:
-        del COMMANDS["fake-model"]
+        SLASH_COMMANDS.remove("fake-model")
 
 
 def _completer(workspace: Workspace) -> TauCompleter:
     context: Any = object()
-    return TauCompleter(workspace, lambda: context, {"follow": "queue a follow-up", "exit": "x"})
+    local: Registry[Any] = Registry("slash", "/")
+    local.add(Command("follow", "queue a follow-up"))
+    local.add(Command("exit", "x"))
+    return TauCompleter(workspace, lambda: context, (SLASH_COMMANDS, local))
 
 
 def test_command_names_from_the_registry_and_the_session(

@@ -133,7 +133,9 @@ def test_mcp_list(tau: TauRunner, tmp_path: Path) -> None:
     (broken,) = [line for line in lines if line.startswith("broken:")]
     assert broken.startswith("broken: failed: MCP server 'broken' (")
     assert broken.endswith("stderr: RuntimeError: missing FIXTURE_TOKEN")
-    assert not [line for line in lines if line.startswith("off")]
+    # A disabled server is listed as such (issue 29), never started.
+    config = tmp_path / "tau-home" / "config.json"
+    assert f'off: disabled ("disabled": true in {config})' in lines
 
 
 def test_mcp_list_file_and_usage(tau: TauRunner, tmp_path: Path) -> None:

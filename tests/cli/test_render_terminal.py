@@ -114,3 +114,15 @@ def test_tool_output_piped_stays_one_line_on_stderr(tau: TauRunner, tmp_path: Pa
     assert done.stdout == "done\n"
     assert done.stderr == '→ bash({"command": "seq 1 3"})\n← 1 2 3\n'
     assert not _ESCAPE.search(done.stdout + done.stderr)
+
+
+def test_an_answers_single_line_breaks_are_kept_on_a_terminal(tmp_path: Path) -> None:
+    # A poem is Markdown with single newlines: CommonMark joins them, the terminal must not.
+    poem = "The sea is wide,\nthe sea is deep,\nits waves are *loud*\nand never sleep."
+    model = _script(tmp_path, [{"text": poem}])
+    term = Terminal(tmp_path, ["--model", model, "Write a short poem about the sea."])
+    term.wait("never sleep.")
+    assert term.wait_exit() == 0
+    lines = [line.strip() for line in term.lines()]
+    for verse in ("The sea is wide,", "the sea is deep,", "its waves are loud", "and never sleep."):
+        assert verse in lines, lines

@@ -15,8 +15,9 @@ import pytest
 from tau.ai.providers.faux import FauxResponse, faux_model, text
 from tau.cli.app import App, Settings
 from tau.cli.clipboard import copy_to_clipboard
-from tau.cli.commands import COMMANDS, CommandContext, run_command
+from tau.cli.commands import CommandContext, run_command
 from tau.cli.compaction import CompactionSettings, CompactionSummary
+from tau.cli.registry import SLASH_COMMANDS
 from tau.cli.render import Renderer
 from tau.cli.tools import Workspace
 
@@ -37,7 +38,7 @@ class Console:
         return "\n".join(self.lines[start:])
 
     def complete(self, name: str, partial: str) -> list[str]:
-        complete = COMMANDS[name].complete
+        complete = SLASH_COMMANDS[name].args[0].complete
         assert complete is not None
         return list(complete(self.ctx, partial))
 

@@ -101,6 +101,9 @@ def test_resume_picks_from_a_numbered_list_on_a_terminal(tau: TauRunner, tmp_pat
     child.expect(r"1\. \w{8} .*the newer one")
     child.expect(r"2\. \w{8} .*the older one")
     child.expect(r"resume which\? \[1-2, Enter to cancel\] ")
+    child.sendline("99")  # a typo asks again (issue 29)
+    child.expect(r"no session number '99' \(1 to 2\)")
+    child.expect(r"resume which\? \[1-2, Enter to cancel\] ")
     child.sendline("2")
     child.expect("resumed 2 messages · faux/echo")
     child.expect("and then\\?")
@@ -120,6 +123,16 @@ def test_interactive_resume_shows_the_last_exchange(tau: TauRunner, tmp_path: Pa
     child.expect("> remember 42\r\nremember 42")
     child.sendline("/exit")
     child.expect(pexpect.EOF)
+
+
+def test_sessions_show_without_an_id_shows_the_latest(tau: TauRunner) -> None:
+    nothing = tau("sessions", "show")
+    assert nothing.returncode == 2 and "no saved session in this directory" in nothing.stderr
+    assert tau("-m", "faux/echo", "the older one").returncode == 0
+    assert tau("-m", "faux/echo", "the newer one").returncode == 0
+    shown = tau("sessions", "show")
+    assert shown.returncode == 0, shown.stderr
+    assert "the newer one" in shown.stdout and "the older one" not in shown.stdout
 
 
 def test_sessions_list_show_export_and_rm(tau: TauRunner, tmp_path: Path) -> None:

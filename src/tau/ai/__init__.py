@@ -156,6 +156,7 @@ __all__ = [
     "get_models",
     "get_providers",
     "is_context_overflow",
+    "key_variables",
     "load_context",
     "load_message",
     "load_model",
@@ -189,6 +190,7 @@ _LAZY = {
     "default_local_model": "tau.ai.lookup.local_models",
     "local_model": "tau.ai.lookup.local_models",
     "get_env_api_key": "tau.ai.lookup.env_keys",
+    "key_variables": "tau.ai.lookup.env_keys",
     "FailedAttempt": "tau.ai.capabilities.fallback",
     "FallBackOn": "tau.ai.capabilities.fallback",
     "FallbackEventStream": "tau.ai.capabilities.fallback",
@@ -354,7 +356,7 @@ if TYPE_CHECKING:
         get_providers,
         models_are_equal,
     )
-    from tau.ai.lookup.env_keys import get_env_api_key
+    from tau.ai.lookup.env_keys import get_env_api_key, key_variables
     from tau.ai.lookup.local_models import (
         INSTALL_HINT,
         LOCAL_PROVIDER,

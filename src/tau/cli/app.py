@@ -43,7 +43,13 @@ from tau.ai import (
     UserMessage,
     complete_simple,
     is_context_overflow,
-    redact_secrets,
+)
+from tau.cli.app_events import (
+    AppEvent,
+    CompactionEnd,
+    CompactionStart,
+    SessionInfo,
+    notice_on_stderr,
 )
 from tau.cli.argtypes import THINKING_LEVELS
 from tau.cli.compaction import (
@@ -114,89 +120,6 @@ class AppError(RuntimeError):
     """An operation the session cannot do now (a run is going on, nothing to export…)."""
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionStart:
-    """An automatic compaction begins (``reason``: ``threshold`` or ``overflow``)."""
-
-    reason: Literal["threshold", "overflow"]
-    tokens: int
-    type: Literal["auto_compaction_start"] = "auto_compaction_start"
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionEnd:
-    """An automatic compaction ended: its result, or why it did not happen."""
-
-    reason: Literal["threshold", "overflow"]
-    result: Compacted | None
-    aborted: bool = False
-    will_retry: bool = False
-    error: str | None = None
-    type: Literal["auto_compaction_end"] = "auto_compaction_end"
-
-
-AppEvent = CompactionStart | CompactionEnd
-
-
-def describe_compaction(result: Compacted) -> str:
-    """``N messages summarised: A → B tokens`` for a notice."""
-    pieces = f" in {result.requests} requests" if result.requests > 1 else ""
-    return (
-        f"{result.messages_summarised} messages summarised{pieces}: "
-        f"{result.tokens_before:,} → {result.tokens_after:,} tokens"
-    )
-
-
-def describe_app_event(event: AppEvent) -> str:
-    """One line for a person."""
-    match event:
-        case CompactionStart(reason="overflow"):
-            return "[the context overflowed the model's window: compacting, then retrying]"
-        case CompactionStart():
-            return f"[the context is large ({event.tokens:,} tokens): compacting]"
-        case CompactionEnd(result=None):
-            return f"[compaction failed: {event.error}]"
-        case CompactionEnd(result=result):
-            assert result is not None
-            return f"[compacted: {describe_compaction(result)}]"
-
-
-def dump_app_event(event: AppEvent) -> dict[str, Any]:
-    """The JSON form (pi's ``auto_compaction_*`` events)."""
-    match event:
-        case CompactionStart():
-            return {"type": event.type, "reason": event.reason}
-        case CompactionEnd():
-            data: dict[str, Any] = {
-                "type": event.type,
-                "reason": event.reason,
-                "result": dump_compaction(event.result) if event.result else None,
-                "aborted": event.aborted,
-                "willRetry": event.will_retry,
-            }
-            if event.error is not None:
-                data["errorMessage"] = redact_secrets(event.error)
-            return data
-
-
-def dump_compaction(result: Compacted) -> dict[str, Any]:
-    """A compaction's result as JSON."""
-    return {
-        "summary": result.summary.summary,
-        "tokensBefore": result.tokens_before,
-        "tokensAfter": result.tokens_after,
-        "messagesSummarised": result.messages_summarised,
-        "requests": result.requests,
-    }
-
-
-def _notice_on_stderr(event: AppEvent) -> None:
-    line = describe_app_event(event)
-    if sys.stderr.isatty():
-        line = f"\033[2m{line}\033[0m"
-    print(line, file=sys.stderr, flush=True)
-
-
 @dataclass
 class Queued:
     """The messages an abort took off the queues (see :meth:`App.abort`)."""
@@ -233,44 +156,6 @@ def message_text(message: AgentMessage) -> str:
     return "".join(getattr(block, "text", "") for block in content)
 
 
-@dataclass
-class SessionInfo:
-    """What ``/session`` shows."""
-
-    path: Path | None
-    saved: bool
-    session_id: str | None
-    model: str
-    thinking: str
-    user_messages: int
-    assistant_messages: int
-    tool_results: int
-    context_messages: int
-    context_tokens: int
-    context_window: int
-    usage: RunUsage
-
-    def lines(self) -> list[str]:
-        """The numbers as lines of text."""
-        if self.path is None:
-            where = "not saved (--no-session)"
-        else:
-            where = str(self.path) + ("" if self.saved else " (written after the first answer)")
-        usage = self.usage
-        percent = 100 * self.context_tokens / self.context_window if self.context_window else 0
-        return [
-            f"file:     {where}",
-            f"id:       {self.session_id or '-'}",
-            f"model:    {self.model} · thinking {self.thinking}",
-            f"messages: {self.user_messages} user, {self.assistant_messages} assistant, "
-            f"{self.tool_results} tool results ({self.context_messages} in the context)",
-            f"context:  {self.context_tokens:,} of {self.context_window:,} tokens ({percent:.0f}%)",
-            f"tokens:   {usage.input_tokens:,} input + {usage.output_tokens:,} output, cache read "
-            f"{usage.cache_read_tokens:,}, cache write {usage.cache_write_tokens:,}",
-            f"cost:     ${usage.cost:.4f}",
-        ]
-
-
 def describe_call(name: str, args: Any) -> str:
     """A one-line description of a tool call for a confirmation question."""
     if name == "bash" and isinstance(args, dict):
@@ -291,7 +176,7 @@ class App:
     ) -> None:
         self.settings = settings
         self.confirm = confirm
-        self.on_event = on_event or _notice_on_stderr
+        self.on_event = on_event or notice_on_stderr
         servers = load_servers(settings.mcp_file)
         if servers:
             _allow_mcp_results(settings.workspace)
@@ -427,10 +312,7 @@ class App:
         check_credentials(model)
         self.agent.set_model(model)
         self.agent.set_system_prompt(self._system_prompt(model))
-        self._record_settings()
-        remembered = remembered_spec(model)
-        if remembered is not None:
-            save_config({"model": remembered})
+        self._record_settings()  # remembered as the default once a run with it succeeds
         return model
 
     def set_thinking(self, level: str) -> None:
@@ -580,12 +462,24 @@ class App:
         """One prompt (text, or a message with attachments), until the agent is idle,
         compacting the context when it must."""
         message = UserMessage(text) if isinstance(text, str) else text
-        if self._over_threshold(estimate_tokens(message)):
+        tokens, window = estimate_tokens(message), self.model.context_window
+        if window and tokens > window:
+            # No compaction can make room for the prompt itself: fail before any call.
+            return RunResult(
+                messages=[],
+                final_message=None,
+                error=f"the prompt is about {tokens:,} tokens, more than the {window:,}-token "
+                f"context window of {model_spec(self.model)}: use a model with a larger window "
+                "(-m), or attach less",
+            )
+        if self._over_threshold(tokens):
             await self._auto_compact("threshold", will_retry=False)
         result = await self.agent.prompt(text)
         result = await self._after_run(result)
+        # Only a model that answered becomes the default: one that failed (a fake key, a server
+        # down) would make every later run fail too.
         remembered = remembered_spec(self.model)
-        if remembered is not None:
+        if remembered is not None and result.stop_reason not in ("error", "aborted"):
             save_config({"model": remembered})
         return result
 

@@ -29,5 +29,16 @@ def positive_number(text: str, what: str = "a number") -> float:
     return value
 
 
+def non_negative_number(text: str, what: str = "a number") -> float:
+    """A finite number of 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be {what} of 0 or more, got {text!r}")
+    return value
+
+
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 """The reasoning levels ``--thinking`` and ``/thinking`` take."""

@@ -10,7 +10,7 @@ Exit status: 0 when every item is ``ok`` or ``limited``, 1 when one ended in ``e
 batch could not go on), 2 for bad usage or a malformed input (every bad line is listed),
 130 when interrupted.
 
-Only the standard library is imported until the flags are parsed: ``tau batch --help`` is fast.
+Its flags are declared in :mod:`tau.cli.subcommands`; the work is imported once they are parsed.
 """
 
 from __future__ import annotations
@@ -21,119 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tau.cli.argtypes import THINKING_LEVELS, positive_int, positive_number
 from tau.cli.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from tau.agent import Agent, AgentThinkingLevel
     from tau.ai import Model
 
-__all__ = ["BatchAgent", "batch_command", "batch_parser"]
-
-
-def _seconds(text: str) -> float:
-    return positive_number(text, "a number of seconds")
-
-
-def _dollars(text: str) -> float:
-    return positive_number(text.removeprefix("$"), "an amount of US dollars")
-
-
-def batch_parser() -> argparse.ArgumentParser:
-    """The flags of ``tau batch``."""
-    parser = argparse.ArgumentParser(
-        prog="tau batch",
-        description="Run one agent over every item of a JSONL file, each line "
-        '{"id": ..., "prompt": ...} or {"id": ..., "context": <tau Context JSON>}; each result '
-        "is one JSON line in the output, written as it finishes. A rerun resumes: ids already "
-        "in the output are skipped.",
-        epilog="Ctrl-C stops starting items and lets the running ones finish (up to --grace); a "
-        "second Ctrl-C drops them. Exit status: 0 all ok, 1 an item failed, 2 bad usage or "
-        "input, 130 interrupted.",
-    )
-    parser.add_argument("input", metavar="INPUT.jsonl", help="the items, one JSON object a line")
-    parser.add_argument(
-        "-o", "--output", required=True, metavar="OUT.jsonl", help="the results file (resumed)"
-    )
-    parser.add_argument("-m", "--model", help="provider/id (see `tau models`)")
-    parser.add_argument("--system", help="the system prompt (default: none)")
-    parser.add_argument(
-        "--tools",
-        help="comma-separated tools for the agent (default: none); write, edit and bash need --yes",
-    )
-    parser.add_argument(
-        "-y", "--yes", action="store_true", help="let write/edit/bash run without asking"
-    )
-    parser.add_argument(
-        "--thinking", choices=THINKING_LEVELS, default="off", help="reasoning level"
-    )
-    parser.add_argument(
-        "--max-tokens", type=positive_int, metavar="N", help="cap on output tokens per response"
-    )
-    parser.add_argument(
-        "--concurrency",
-        type=positive_int,
-        default=16,
-        metavar="N",
-        help="items in flight at once (with --ray: in each worker; default 16)",
-    )
-    parser.add_argument(
-        "--rpm", type=positive_number, metavar="N", help="requests per minute to the provider"
-    )
-    parser.add_argument(
-        "--tpm", type=positive_number, metavar="N", help="tokens per minute to the provider"
-    )
-    parser.add_argument(
-        "--output-schema",
-        metavar="SCHEMA",
-        help="typed output: a JSON Schema file, or module:Model for a pydantic model",
-    )
-    parser.add_argument(
-        "--max-cost-per-item",
-        type=_dollars,
-        metavar="USD",
-        help="stop an item once it has cost this much (its status is then 'limited')",
-    )
-    parser.add_argument(
-        "--max-turns", type=positive_int, metavar="N", help="stop an item after N model responses"
-    )
-    parser.add_argument(
-        "--max-attempts",
-        type=positive_int,
-        default=3,
-        metavar="N",
-        help="tries per item for transient failures (rate limits, overload, network; default 3)",
-    )
-    parser.add_argument(
-        "--no-resume", action="store_true", help="start the output afresh instead of resuming it"
-    )
-    parser.add_argument(
-        "--transcripts", action="store_true", help="put each item's messages in its result"
-    )
-    parser.add_argument(
-        "--grace",
-        type=_seconds,
-        default=30.0,
-        metavar="SECONDS",
-        help="how long Ctrl-C waits for running items (default 30)",
-    )
-    parser.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="the progress bar on stderr (default: when stderr is a terminal)",
-    )
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="run on a Ray cluster (ADDRESS, else RAY_ADDRESS, else a local Ray); "
-        "needs pip install 'tau[ray]'",
-    )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    return parser
+__all__ = ["BatchAgent", "batch_command"]
 
 
 class BatchAgent:
@@ -174,10 +68,14 @@ class BatchAgent:
         from tau.cli.models import custom_key, parse_model
         from tau.cli.tools import Workspace, build_tools
 
-        if self.model is None:
-            self.model = parse_model(self.spec)
+        model = self.model
+        if model is None or model.provider == "faux":
+            # A scripted model is played from its start for each item: one shared script would
+            # run out after the first items ("no response left").
+            model = parse_model(self.spec)
+            self.model = self.model or model
         return Agent(
-            model=self.model,
+            model=model,
             system_prompt=self.system,
             tools=build_tools(self.tools, Workspace(self.cwd)),
             thinking_level=self.thinking,
@@ -189,14 +87,10 @@ class BatchAgent:
 
 
 def _tool_names(text: str | None, yes: bool) -> list[str]:
-    from tau.cli.main import KNOWN_TOOL_NAMES
+    from tau.cli.flags import tool_names
     from tau.cli.tools import MUTATING_TOOLS
 
-    names = [n.strip() for n in (text or "").split(",") if n.strip()]
-    names = [] if names == ["none"] else names
-    unknown = [n for n in names if n not in KNOWN_TOOL_NAMES]
-    if unknown:
-        raise UsageError(f"unknown tool {unknown[0]!r} (known: {', '.join(KNOWN_TOOL_NAMES)})")
+    names = tool_names(text, ())
     risky = [n for n in names if n in MUTATING_TOOLS]
     if risky and not yes:
         raise UsageError(
@@ -215,12 +109,11 @@ def _output_type(spec: str | None) -> Any:
 
 def _make_agent(args: argparse.Namespace) -> BatchAgent:
     from tau.cli.models import check_credentials, choose_model, model_spec
+    from tau.cli.run_settings import stream_options
 
     model = choose_model(args.model)
     check_credentials(model)
-    options: dict[str, Any] = {}
-    if args.max_tokens is not None:
-        options["max_tokens"] = args.max_tokens
+    options = stream_options(args, model)
     limits: dict[str, Any] = {}
     if args.max_cost_per_item is not None:
         limits["max_cost"] = args.max_cost_per_item
@@ -292,9 +185,8 @@ async def _run(args: argparse.Namespace, agent: BatchAgent) -> int:
     return EXIT_FAILURE if summary.counts.get("error") else EXIT_OK
 
 
-def batch_command(argv: Sequence[str]) -> int:
-    """``tau batch …``; returns the exit status."""
-    args = batch_parser().parse_args(argv)
+def batch_command(args: argparse.Namespace) -> int:
+    """``tau batch …`` with its parsed flags; returns the exit status."""
     if not Path(args.input).exists():
         raise UsageError(f"input {args.input!r} does not exist")
     agent = _make_agent(args)

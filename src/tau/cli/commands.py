@@ -1,20 +1,23 @@
-"""Slash commands: one registry shared by every front end that takes typed commands.
+"""The slash commands every front end that takes typed commands shares.
 
-A command acts on the :class:`~tau.cli.app.App` (the session: agent, model, session file) and
-writes what it has to say through ``ctx.say``; it knows nothing of how input is read or output
-drawn. The interactive session dispatches to :func:`run_command` and offers :data:`COMMANDS`
-(names, usage and each command's ``complete``) for completion; other front ends may dispatch
-here too. Commands that only make sense in one front end (``/follow``, ``/exit``) stay there.
+Each is declared once in :data:`~tau.cli.registry.SLASH_COMMANDS` (name, help, argument, handler)
+with ``@command``. A command acts on the :class:`~tau.cli.app.App` (the session: agent, model,
+session file) and writes what it has to say through ``ctx.say``; it knows nothing of how input
+is read or output drawn. The interactive session dispatches to :func:`run_command`, lists the
+registry in ``/help`` and completes from it (names, and each argument's ``complete``). Commands
+that only make sense in one front end (``/follow``, ``/exit``) are declared there, in a registry
+of the same kind.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tau.cli.argtypes import THINKING_LEVELS
+from tau.cli.registry import SLASH_COMMANDS, Arg
 
 if TYPE_CHECKING:
     from tau.cli.app import App
@@ -30,92 +33,74 @@ class CommandContext:
     say: Callable[[str], None]
 
 
-CommandRun = Callable[[CommandContext, str], "Awaitable[None] | None"]
-"""``(ctx, argument) -> None``: the argument is the text after the command name, stripped."""
-CommandComplete = Callable[[CommandContext, str], Iterable[str]]
-"""``(ctx, partial argument) -> candidates`` for the argument."""
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """One slash command."""
-
-    name: str
-    usage: str
-    help: str
-    run: CommandRun
-    complete: CommandComplete | None = None
-
-
-COMMANDS: dict[str, Command] = {}
-"""Every registered command by name (without the slash), in registration order."""
-
-
-def command(
-    name: str, usage: str, help: str, *, complete: CommandComplete | None = None
-) -> Callable[[CommandRun], CommandRun]:
-    """Register the decorated function as ``/name``."""
-
-    def register(run: CommandRun) -> CommandRun:
-        COMMANDS[name] = Command(name, usage, help, run, complete)
-        return run
-
-    return register
-
-
-class UnknownCommandError(LookupError):
-    """A line starting with ``/`` that names no command."""
-
-
-def parse_command(line: str) -> tuple[Command, str]:
-    """The command a line names and its argument; raises :class:`UnknownCommandError`."""
-    name, _, argument = line.strip().removeprefix("/").partition(" ")
-    found = COMMANDS.get(name)
-    if found is None:
-        raise UnknownCommandError(f"unknown command /{name} (/help lists them)")
-    return found, argument.strip()
-
-
 async def run_command(ctx: CommandContext, line: str) -> None:
-    """Run the command ``line`` names (raises :class:`UnknownCommandError`).
+    """Run the command ``line`` names (raises :class:`~tau.cli.registry.UnknownCommandError`).
 
     A command that fails says why through ``ctx.say`` (``/model: unknown model …``): a typo
     must never end the session.
     """
-    found, argument = parse_command(line)
+    found, argument = SLASH_COMMANDS.parse_line(line)
+    assert found.handler is not None  # every slash command is declared with one
     try:
-        result = found.run(ctx, argument)
+        result = found.handler(ctx, argument)
         if inspect.isawaitable(result):
             await result
     except Exception as exc:
         ctx.say(f"/{found.name}: {str(exc) or type(exc).__name__}")
 
 
-def help_lines() -> list[str]:
-    """One line per registered command: its usage and what it does."""
-    width = max((len(c.usage) for c in COMMANDS.values()), default=0)
-    return [f"  {c.usage.ljust(width)}  {c.help}" for c in COMMANDS.values()]
+command = SLASH_COMMANDS.command
+"""Declare a slash command: ``@command(name, help, args=[Arg(...)])`` on its handler."""
+
+_MOVED = {
+    "COMMANDS": "SLASH_COMMANDS",
+    "parse_command": "SLASH_COMMANDS.parse_line",
+    "help_lines": "SLASH_COMMANDS.help_lines",
+    "Command": "Command",
+    "UnknownCommandError": "UnknownCommandError",
+}
 
 
-@command("usage", "/usage", "tokens, cost, time, turns, requests and tool calls: last run, session")
+def __getattr__(name: str) -> Any:
+    # The names this module had before the command registry: they keep working for one minor
+    # version, from tau.cli.registry.
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    from tau.cli import registry
+
+    new = _MOVED[name]
+    warnings.warn(
+        f"tau.cli.commands.{name} is deprecated: use tau.cli.registry.{new}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    value: Any = registry
+    for part in new.split("."):
+        value = getattr(value, part)
+    return value
+
+
+@command("usage", "tokens, cost, time, turns, requests and tool calls: last run, session")
 def _usage(ctx: CommandContext, argument: str) -> None:
     ctx.say(f"last run: {ctx.renderer.last.describe()}")
     ctx.say(f"session:  {ctx.renderer.total.describe()}")
 
 
-@command("new", "/new", "start a new session (the current one stays saved)")
+@command("new", "start a new session (the current one stays saved)")
 def _new(ctx: CommandContext, argument: str) -> None:
     session = ctx.app.new_session()
     ctx.say(f"new session: {session.path}" if session else "new session (not saved)")
 
 
-@command("session", "/session", "the session: file, messages, context, tokens and cost")
+@command("session", "the session: file, messages, context, tokens and cost")
 def _session(ctx: CommandContext, argument: str) -> None:
     for line in ctx.app.session_info().lines():
         ctx.say(line)
 
 
-@command("copy", "/copy", "copy the last answer to the clipboard")
+@command("copy", "copy the last answer to the clipboard")
 def _copy(ctx: CommandContext, argument: str) -> None:
     from tau.cli.clipboard import copy_to_clipboard
 
@@ -123,7 +108,11 @@ def _copy(ctx: CommandContext, argument: str) -> None:
     ctx.say("no answer to copy yet" if text is None else copy_to_clipboard(text))
 
 
-@command("export", "/export [FILE]", "write the conversation to FILE (.md: Markdown, else HTML)")
+@command(
+    "export",
+    "write the conversation to FILE (.md: Markdown, else HTML)",
+    args=[Arg("file", metavar="FILE", nargs="?")],
+)
 def _export(ctx: CommandContext, argument: str) -> None:
     path = ctx.app.export(argument or None)
     ctx.say(f"exported to {path}")
@@ -137,9 +126,8 @@ def _complete_model(ctx: CommandContext, partial: str) -> list[str]:
 
 @command(
     "model",
-    "/model [PROVIDER/ID]",
     "show the model, or switch to another (an id alone works when unambiguous)",
-    complete=_complete_model,
+    args=[Arg("model", metavar="PROVIDER/ID", nargs="?", complete=_complete_model)],
 )
 def _model(ctx: CommandContext, argument: str) -> None:
     from tau.cli.models import model_spec
@@ -157,9 +145,8 @@ def _complete_thinking(ctx: CommandContext, partial: str) -> list[str]:
 
 @command(
     "thinking",
-    f"/thinking [{'|'.join(THINKING_LEVELS)}]",
     "show or set the reasoning level",
-    complete=_complete_thinking,
+    args=[Arg("level", choices=THINKING_LEVELS, nargs="?", complete=_complete_thinking)],
 )
 def _thinking(ctx: CommandContext, argument: str) -> None:
     if argument:
@@ -169,9 +156,13 @@ def _thinking(ctx: CommandContext, argument: str) -> None:
     ctx.say(f"thinking: {level}{note}")
 
 
-@command("compact", "/compact [INSTRUCTIONS]", "summarise the older turns to free the context")
+@command(
+    "compact",
+    "summarise the older turns to free the context",
+    args=[Arg("instructions", metavar="INSTRUCTIONS", nargs="?")],
+)
 async def _compact(ctx: CommandContext, argument: str) -> None:
-    from tau.cli.app import describe_compaction
+    from tau.cli.app_events import describe_compaction
 
     ctx.say("compacting…")
     result = await ctx.app.compact(argument or None)

@@ -1,21 +1,23 @@
 """Completion in the interactive session: slash commands, their arguments, and ``@`` paths.
 
-Command names come from the registry (:data:`tau.cli.commands.COMMANDS`) and the session's own
-commands; a command's argument is completed by its ``complete`` function, whatever the command
-is. ``@`` completes paths the tools may reach (the working directory and ``--allow-path``
+Command names come from the registries the session dispatches to (the shared
+:data:`~tau.cli.registry.SLASH_COMMANDS` and the session's own); a command's argument is
+completed by its declared argument's ``complete``, whatever the command is. ``@`` completes paths the tools may reach (the working directory and ``--allow-path``
 roots), one directory level at a time; a name with a space is written ``@"…"``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from tau.cli.commands import COMMANDS, CommandContext
+from tau.cli.commands import CommandContext
+from tau.cli.registry import Registry
 from tau.cli.tools.paths import Workspace
 
 MAX_PATH_COMPLETIONS = 200
@@ -29,11 +31,11 @@ class TauCompleter(Completer):
         self,
         workspace: Workspace,
         context: Callable[[], CommandContext],
-        local_commands: Mapping[str, str],
+        registries: Sequence[Registry[Any]],
     ) -> None:
         self.workspace = workspace
         self.context = context
-        self.local_commands = local_commands
+        self.registries = registries
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
@@ -50,17 +52,17 @@ class TauCompleter(Completer):
     def _command(self, before: str) -> Iterable[Completion]:
         name, space, argument = before[1:].partition(" ")
         if not space:
-            names = {**self.local_commands, **{c.name: c.help for c in COMMANDS.values()}}
-            for candidate, help in names.items():
-                if candidate.startswith(name):
+            for registry in self.registries:
+                for candidate, help in registry.complete_names(name):
                     yield Completion(f"/{candidate}", -len(before), display_meta=_first_line(help))
             return
-        command = COMMANDS.get(name)
-        if command is None or command.complete is None:
+        found = next((r.get(name) for r in self.registries if name in r), None)
+        complete = next((a.complete for a in found.args if a.complete), None) if found else None
+        if complete is None:
             return
         partial = argument.lstrip()
         try:
-            candidates = list(command.complete(self.context(), partial))
+            candidates = list(complete(self.context(), partial))
         except Exception:  # a command's completion must never break typing
             return
         for candidate in candidates:

@@ -54,6 +54,18 @@ class Surface(Protocol):
         """Columns and rows of the terminal."""
 
 
+class AnswerMarkdown(Markdown):
+    """Markdown as the model wrote it: a single newline stays a line break (a poem keeps its
+    lines, as pi and ``llm`` show them), where CommonMark would join the lines with a space."""
+
+    def __init__(self, markup: str) -> None:
+        super().__init__(markup)
+        for token in self.parsed:
+            for child in token.children or ():
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+
+
 @dataclass(slots=True)
 class _Running:
     name: str
@@ -132,7 +144,7 @@ class TerminalRenderer(Renderer):
         if self._blocks:
             self.surface.print("\n")
         self._blocks += 1
-        self._print(Markdown(markdown))
+        self._print(AnswerMarkdown(markdown))
 
     def _thought(self, text: str) -> None:
         self._print(Text(text, style="dim italic"))
@@ -271,7 +283,7 @@ class TerminalRenderer(Renderer):
         if thought.strip():
             parts.append(self.render(Text(thought, style="dim italic"), width))
         if tail.strip():
-            parts.append(self.render(Markdown(tail), width))
+            parts.append(self.render(AnswerMarkdown(tail), width))
         for running in self._tools.values():
             line = Text(f"{frame} {running.name} ", style="cyan")
             output = _last_lines(running.output, LIVE_TOOL_LINES)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 EXIT_OK = 0
 EXIT_FAILURE = 1
 """The run failed (a provider error, a missing key or extra, an unreadable session)."""
@@ -15,3 +17,10 @@ EXIT_BROKEN_PIPE = 141
 
 class UsageError(Exception):
     """Bad command-line input: one line on stderr, exit status 2."""
+
+
+def error_line(text: str) -> None:
+    """``tau: text`` on stderr: how a failure is reported."""
+    # The library's advice names its option; on the command line it is a flag.
+    text = text.replace("the `timeout` option", "--timeout")
+    print(f"tau: {text}", file=sys.stderr)

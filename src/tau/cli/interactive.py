@@ -29,6 +29,7 @@ import re
 import shutil
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -45,28 +46,24 @@ from prompt_toolkit.styles import Style
 from rich.text import Text
 
 from tau.ai import Model
-from tau.cli.app import App, AppEvent, Settings, describe_app_event
+from tau.cli.app import App, Settings
+from tau.cli.app_events import AppEvent, describe_app_event
 from tau.cli.attach import AttachmentError, Prompt, build_prompt
-from tau.cli.commands import CommandContext, UnknownCommandError, help_lines, run_command
+from tau.cli.commands import CommandContext, run_command
 from tau.cli.completion import TauCompleter
 from tau.cli.config import tau_home
 from tau.cli.display import TerminalRenderer, collapse, console_for
-from tau.cli.main import clean_text
+from tau.cli.input_text import clean_text, unread_files
+from tau.cli.registry import SLASH_COMMANDS, Arg, Command, Registry, UnknownCommandError
 from tau.cli.render import Renderer, RunStats, is_fancy_terminal
 
 PROMPT = "> "
 BUSY_PROMPT = "… "
 """Shown while a run is going: Enter then queues steering."""
-LOCAL_COMMANDS = {
-    "follow": "queue TEXT as a follow-up (sent when the agent would stop)",
-    "help": "this help",
-    "exit": "leave (or Ctrl-D)",
-}
 HELP = """\
 Enter sends; Alt+Enter (or Shift+Enter) starts a new line; @FILE attaches a file; Tab completes.
-While the agent works, Enter queues a steering message.
-  /follow TEXT   queue TEXT as a follow-up (sent when the agent would stop)
-  /exit          leave (or Ctrl-D); Ctrl-C aborts a run, twice in a row exits"""
+While the agent works, Enter queues a steering message. Ctrl-C aborts a run, twice in a row exits."""
+LocalHandler = Callable[["CommandContext", str], Awaitable[None]]
 ECHO_HEAD = 10
 ECHO_TAIL = 5
 """A long message is echoed as its first and last lines (it is sent whole)."""
@@ -129,9 +126,12 @@ class PromptSurface:
         return size.columns, size.lines
 
     def print(self, text: str) -> None:
-        """Write ``text`` above the prompt, after what is already queued."""
+        """Write ``text`` above the prompt, after what is already queued (at once when no
+        prompt is shown: the prompt must come after it, even on a terminal that cannot erase)."""
         self._pending.append(text)
-        if len(self._pending) == 1:
+        if self.session is None or not self.session.app.is_running:
+            self._flush()
+        elif len(self._pending) == 1:
             run_in_terminal(self._flush)
 
     def pending(self) -> str:
@@ -175,6 +175,7 @@ class Repl:
             # The status line counts the whole session's tokens and cost, resumed ones too.
             self.renderer.total.usage += self.app.session.usage
         self.context = CommandContext(self.app, self.renderer, self.say)
+        self.local_commands = self._local_commands()
         self.run: asyncio.Task[None] | None = None
         self.question: asyncio.Future[bool] | None = None
         self.question_text = ""
@@ -184,7 +185,9 @@ class Repl:
         self._wake = asyncio.Event()  # a run ended or asks a question (see _wait_for_the_run)
         self.session: PromptSession[str] = PromptSession(
             history=_History(tau_home() / "history"),
-            completer=TauCompleter(settings.workspace, lambda: self.context, LOCAL_COMMANDS),
+            completer=TauCompleter(
+                settings.workspace, lambda: self.context, (SLASH_COMMANDS, self.local_commands)
+            ),
             complete_while_typing=True,
             key_bindings=self._bindings(),
             multiline=True,
@@ -374,20 +377,48 @@ class Repl:
             return False
         if not text:
             return False
-        if text in ("/exit", "/quit"):
-            return True
-        if text == "/help":
-            self.say(HELP + "\n" + "\n".join(help_lines()))
-            return False
-        follow = text == "/follow" or text.startswith("/follow ")
-        if follow:
-            line = line.lstrip().removeprefix("/follow")
-            if not line.strip():
-                self.say("usage: /follow TEXT")
-                return False
-        elif text.startswith("/"):
-            await self._command(text)
-            return False
+        if text.startswith("/"):
+            name = text[1:].partition(" ")[0]
+            local = self.local_commands.get(name)
+            if local is None:
+                await self._command(text)
+            elif local.handler is not None:
+                # The text after the name as typed: a follow-up keeps its lines.
+                await local.handler(self.context, line.lstrip()[len(name) + 1 :])
+            return self.exiting
+        await self._send(line, follow=False)
+        return False
+
+    def _local_commands(self) -> Registry[LocalHandler]:
+        """The commands only this session has, declared like the shared ones."""
+        local: Registry[LocalHandler] = Registry("slash", "/")
+        local.add(
+            Command(
+                "follow",
+                "queue TEXT as a follow-up (sent when the agent would stop)",
+                self._follow,
+                args=(Arg("text", metavar="TEXT", required=True),),
+            )
+        )
+        local.add(Command("help", "this help", self._help))
+        local.add(Command("exit", "leave (or Ctrl-D)", self._exit, aliases=("quit",)))
+        return local
+
+    async def _follow(self, ctx: CommandContext, text: str) -> None:
+        if not text.strip():
+            self.say("usage: /follow TEXT")
+            return
+        await self._send(text, follow=True)
+
+    async def _help(self, ctx: CommandContext, argument: str) -> None:
+        lines = SLASH_COMMANDS.help_lines(self.local_commands)
+        self.say(HELP + "\n" + "\n".join(lines))
+
+    async def _exit(self, ctx: CommandContext, argument: str) -> None:
+        self.exiting = True
+
+    async def _send(self, line: str, *, follow: bool) -> None:
+        """Send a message: a new run, or steering/a follow-up queued for the one going on."""
         message = _LEADING_BLANK_LINES.sub("", line.rstrip())
         if follow:
             message = message.lstrip(" ")
@@ -396,7 +427,7 @@ class Repl:
         except AttachmentError as exc:
             self._notice(f"tau: {exc}")
             self.draft = line  # back in the prompt, to be fixed
-            return False
+            return
         if self.busy:
             self._echo(message, "+ " if follow else "» ")
             agent = self.app.agent
@@ -405,9 +436,9 @@ class Repl:
         else:
             self._echo(message, PROMPT)
             self.run = asyncio.create_task(self._run(prompt))
-        for note in notes:
+        settings = self.app.settings
+        for note in [*notes, *unread_files(message, settings.workspace.cwd, settings.tool_names)]:
             self._notice(f"tau: note: {note}")
-        return False
 
     async def _command(self, line: str) -> None:
         try:

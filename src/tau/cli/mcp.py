@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from tau.agent import AgentTool
     from tau.agent.mcp import MCPServer, MCPTool
 
-__all__ = ["MCPConfigError", "MCPTools", "ServerEntry", "load_servers", "mcp_command"]
+__all__ = ["MCPConfigError", "MCPTools", "ServerEntry", "load_servers", "mcp_list"]
 
 Warn = Callable[[str], None]
 
@@ -60,6 +60,8 @@ class ServerEntry:
     spec: Mapping[str, Any]
     trust: bool
     origin: str
+    disabled: bool = False
+    """Marked ``"disabled": true``: listed by ``tau mcp list``, never started."""
 
     def build(self) -> MCPServer:
         """The (not yet connected) server; raises ValueError for a malformed entry."""
@@ -117,9 +119,8 @@ def _entries(servers: object, origin: str, warn: Warn) -> dict[str, ServerEntry]
         if not isinstance(spec, dict):
             warn(f"MCP server {name!r} in {origin} is not an object; skipped")
             continue
-        if spec.get("disabled") is True:
-            continue
-        entries[name] = ServerEntry(name, spec, spec.get("trust") is True, origin)
+        trust, disabled = spec.get("trust") is True, spec.get("disabled") is True
+        entries[name] = ServerEntry(name, spec, trust, origin, disabled)
     return entries
 
 
@@ -137,15 +138,18 @@ def read_server_file(path: Path, warn: Warn = _warn_to_stderr) -> dict[str, Serv
     return _entries(servers, str(path), warn)
 
 
-def load_servers(path: Path | None, warn: Warn = _warn_to_stderr) -> list[ServerEntry]:
-    """The servers of tau's config file, then those of ``path`` (which win on a shared name)."""
+def load_servers(
+    path: Path | None, warn: Warn = _warn_to_stderr, *, disabled: bool = False
+) -> list[ServerEntry]:
+    """The servers of tau's config file, then those of ``path`` (which win on a shared name);
+    those marked disabled only with ``disabled=True``."""
     entries: dict[str, ServerEntry] = {}
     configured = load_config().get("mcpServers")
     if configured is not None:
         entries.update(_entries(configured, str(config_path()), warn))
     if path is not None:
         entries.update(read_server_file(path, warn))
-    return list(entries.values())
+    return [entry for entry in entries.values() if disabled or not entry.disabled]
 
 
 class MCPTools:
@@ -280,13 +284,14 @@ class MCPTools:
 
 # --------------------------------------------------------------------------- tau mcp list
 
-USAGE = "usage: tau mcp list [FILE]"
-
 
 async def _list(entries: Sequence[ServerEntry]) -> int:
     _quiet_sdk_logs()
     failed = 0
     for entry in entries:
+        if entry.disabled:
+            print(f'{entry.name}: disabled ("disabled": true in {entry.origin})')
+            continue
         try:
             server = entry.build()
         except ValueError as exc:
@@ -317,13 +322,9 @@ async def _list(entries: Sequence[ServerEntry]) -> int:
     return 1 if failed else 0
 
 
-def mcp_command(argv: Sequence[str]) -> int:
+def mcp_list(path: Path | None) -> int:
     """``tau mcp list [FILE]``: each server's status and tools (exit 1 if one failed)."""
-    if not argv or argv[0] != "list" or len(argv) > 2:
-        print(f"tau: {USAGE}", file=sys.stderr)
-        return 2
-    path = Path(argv[1]) if len(argv) > 1 else None
-    entries = list(read_server_file(path).values()) if path else load_servers(None)
+    entries = list(read_server_file(path).values()) if path else load_servers(None, disabled=True)
     if not entries:
         where = str(path) if path else f'"mcpServers" in {config_path()}'
         print(f"no MCP servers configured ({where})")

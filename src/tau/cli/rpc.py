@@ -28,6 +28,11 @@ Commands:
 * ``new_session``; also ``get_messages``, ``get_last_assistant_text``, ``get_session_stats``
   and ``export_html {outputPath?}`` (a path inside the working directory or an
   ``--allow-path`` root, as for the tools).
+* ``get_commands``: every command with its fields as JSON Schema.
+
+Each command is declared once in :data:`~tau.cli.registry.RPC_COMMANDS` (name, help, fields,
+handler): its fields are checked from that declaration before the handler runs, and
+``get_commands`` serves the same declarations.
 
 Tools that change files or run commands need ``--yes``: nobody is there to be asked.
 """
@@ -44,8 +49,10 @@ from typing import Any, BinaryIO, TextIO
 
 from tau.agent import AgentEvent, dump_agent_message, event_to_json
 from tau.ai import ImageContent, TextContent, UserContent, UserMessage, redact_secrets
-from tau.cli.app import App, AppEvent, Settings, dump_app_event, dump_compaction, message_text
+from tau.cli.app import App, Settings, message_text
+from tau.cli.app_events import AppEvent, dump_app_event, dump_compaction
 from tau.cli.errors import EXIT_OK
+from tau.cli.registry import RPC_COMMANDS, Arg, FieldError
 from tau.cli.tools.paths import PathNotAllowedError
 
 MAX_LINE = 16 * 1024 * 1024
@@ -54,25 +61,12 @@ MAX_IMAGES = 64
 """A command line longer than this is refused (and skipped to its end)."""
 
 Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[Any]]
-_HANDLERS: dict[str, Handler] = {}
-_BACKGROUND: set[str] = set()
-"""Commands answered when they finish while later commands go on (``abort`` must be able to
-stop a ``compact``); the others are answered in the order they came."""
+rpc_command = RPC_COMMANDS.command
+"""Declare an RPC command: its name, help and fields (checked before the handler runs)."""
 
 
 class CommandFailed(Exception):
     """The command cannot be done; the message is the response's ``error``."""
-
-
-def _handler(*names: str, background: bool = False) -> Callable[[Handler], Handler]:
-    def register(function: Handler) -> Handler:
-        for name in names:
-            _HANDLERS[name] = function
-            if background:
-                _BACKGROUND.add(name)
-        return function
-
-    return register
 
 
 def _text_field(command: dict[str, Any], name: str) -> str:
@@ -82,14 +76,24 @@ def _text_field(command: dict[str, Any], name: str) -> str:
     return value
 
 
+_MESSAGE = (
+    Arg("message", "the text", required=True),
+    Arg(
+        "images",
+        'images for models that take them: [{"type": "image", "data": base64, "mimeType"}]',
+        json_type="array",
+    ),
+)
+
+
 def _message_field(server: RpcServer, command: dict[str, Any]) -> str | UserMessage:
     """The ``message`` with its ``images`` (``[{"type": "image", "data": base64, "mimeType"}]``,
     as in pi) when there are any; each image is checked before anything is queued or sent."""
-    text = _text_field(command, "message")
+    text: str = command["message"]
     images = command.get("images")
     if images is None or images == []:
         return text
-    if not isinstance(images, list) or len(images) > MAX_IMAGES:
+    if len(images) > MAX_IMAGES:
         raise CommandFailed(f'"images" must be a list of at most {MAX_IMAGES} images')
     model = server.app.model
     if "image" not in model.input:
@@ -177,18 +181,23 @@ class RpcServer:
             return
         request_id = command.get("id")
         kind = command.get("type")
-        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
-        if handler is None:
-            known = ", ".join(sorted(_HANDLERS))
+        found = RPC_COMMANDS.get(kind) if isinstance(kind, str) else None
+        if found is None or found.handler is None:
+            known = ", ".join(RPC_COMMANDS.names())
             self.respond(
                 kind if isinstance(kind, str) else None,
                 request_id,
                 error=f"unknown command {kind!r} (known: {known})",
             )
             return
-        assert isinstance(kind, str)  # a handler was found under it
-        answer = self._answer(kind, request_id, handler, command)
-        if kind not in _BACKGROUND:
+        assert isinstance(kind, str)  # a command was found under it
+        try:
+            RPC_COMMANDS.check_fields(found, command)
+        except FieldError as exc:
+            self.respond(kind, request_id, error=str(exc))
+            return
+        answer = self._answer(kind, request_id, found.handler, command)
+        if not found.background:
             await answer
             return
         task = asyncio.get_running_loop().create_task(answer)
@@ -262,7 +271,18 @@ class RpcServer:
             await asyncio.wait({self.run})
 
 
-@_handler("prompt")
+@rpc_command(
+    "prompt",
+    "start a run (while one goes on: queue the message with streamingBehavior)",
+    args=[
+        *_MESSAGE,
+        Arg(
+            "streamingBehavior",
+            "while a run goes on: steer (after the current tool calls) or followUp",
+            choices=("steer", "followUp"),
+        ),
+    ],
+)
 async def _prompt(server: RpcServer, command: dict[str, Any]) -> None:
     text = _message_field(server, command)
     app = server.app
@@ -283,17 +303,17 @@ async def _prompt(server: RpcServer, command: dict[str, Any]) -> None:
     server.start_run(text)
 
 
-@_handler("steer")
+@rpc_command("steer", "queue a message for after the current tool calls", args=_MESSAGE)
 async def _steer(server: RpcServer, command: dict[str, Any]) -> None:
     server.app.agent.steer(_message_field(server, command))
 
 
-@_handler("follow_up")
+@rpc_command("follow_up", "queue a message for when the agent would stop", args=_MESSAGE)
 async def _follow_up(server: RpcServer, command: dict[str, Any]) -> None:
     server.app.agent.follow_up(_message_field(server, command))
 
 
-@_handler("abort")
+@rpc_command("abort", "abort the run or compaction; answered once the agent is idle")
 async def _abort(server: RpcServer, command: dict[str, Any]) -> None:
     queued = server.app.abort("Aborted")
     if queued:
@@ -321,7 +341,7 @@ def _model_data(server: RpcServer) -> dict[str, Any]:
     }
 
 
-@_handler("get_state")
+@rpc_command("get_state", "model, thinking level, run and compaction state, session, counts")
 async def _get_state(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     app = server.app
     agent = app.agent
@@ -341,7 +361,15 @@ async def _get_state(server: RpcServer, command: dict[str, Any]) -> dict[str, An
     }
 
 
-@_handler("set_model")
+@rpc_command(
+    "set_model",
+    "switch the model ({provider, modelId} or {model: provider/id})",
+    args=[
+        Arg("provider", "the provider (with modelId)"),
+        Arg("modelId", "the model's id (with provider)"),
+        Arg("model", "provider/id (instead of provider and modelId)"),
+    ],
+)
 async def _set_model(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     spec = command.get("model")
     if not isinstance(spec, str):
@@ -350,37 +378,45 @@ async def _set_model(server: RpcServer, command: dict[str, Any]) -> dict[str, An
     return _model_data(server)
 
 
-@_handler("set_thinking", "set_thinking_level")
+@rpc_command(
+    "set_thinking",
+    "set the reasoning level",
+    args=[Arg("level", "the level (off, minimal, low, medium, high, xhigh)", required=True)],
+    aliases=["set_thinking_level"],
+)
 async def _set_thinking(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
-    server.app.set_thinking(_text_field(command, "level"))
+    server.app.set_thinking(command["level"])
     return {"thinkingLevel": server.app.agent.state.thinking_level}
 
 
-@_handler("compact", background=True)
+@rpc_command(
+    "compact",
+    "summarise the older turns; answered with the result",
+    args=[Arg("customInstructions", "what the summary should keep")],
+    background=True,
+)
 async def _compact(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     instructions = command.get("customInstructions")
-    if instructions is not None and not isinstance(instructions, str):
-        raise CommandFailed('"customInstructions" must be a string')
     return dump_compaction(await server.app.compact(instructions or None))
 
 
-@_handler("new_session")
+@rpc_command("new_session", "start a new session")
 async def _new_session(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     session = server.app.new_session()
     return {"cancelled": False, "sessionFile": str(session.path) if session else None}
 
 
-@_handler("get_messages")
+@rpc_command("get_messages", "the messages of the session")
 async def _get_messages(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     return {"messages": [dump_agent_message(m) for m in server.app.agent.state.messages]}
 
 
-@_handler("get_last_assistant_text")
+@rpc_command("get_last_assistant_text", "the text of the last answer")
 async def _get_last_text(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     return {"text": server.app.last_answer()}
 
 
-@_handler("get_session_stats")
+@rpc_command("get_session_stats", "the session's file, message counts, tokens and cost")
 async def _get_stats(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     info = server.app.session_info()
     usage = info.usage
@@ -403,11 +439,13 @@ async def _get_stats(server: RpcServer, command: dict[str, Any]) -> dict[str, An
     }
 
 
-@_handler("export_html")
+@rpc_command(
+    "export_html",
+    "write the conversation as HTML (to outputPath, or next to the session)",
+    args=[Arg("outputPath", "where to write it")],
+)
 async def _export_html(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     output = command.get("outputPath")
-    if output is not None and not isinstance(output, str):
-        raise CommandFailed('"outputPath" must be a string')
     target = None
     if output:
         # The tools' path policy: inside the working directory or an --allow-path root.
@@ -417,6 +455,11 @@ async def _export_html(server: RpcServer, command: dict[str, Any]) -> dict[str, 
             raise CommandFailed(f'"outputPath": {exc}') from None
     path = server.app.export(target)
     return {"path": str(path)}
+
+
+@rpc_command("get_commands", "every RPC command with its fields as JSON Schema")
+async def _get_commands(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
+    return {"commands": RPC_COMMANDS.schema()}
 
 
 def run_rpc(settings: Settings) -> int:

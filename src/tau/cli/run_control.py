@@ -11,7 +11,8 @@ from the config file that cannot be used is skipped with a warning, so a stale s
 stops tau from starting. The limits apply to each run (each prompt): when one is reached the
 run ends with ``Usage limit reached: …`` and exit status 1.
 
-Only the standard library is imported here at module level: ``tau --help`` stays fast.
+The flags are declared in :mod:`tau.cli.flags`; this module turns their values into limits
+and models.
 """
 
 from __future__ import annotations
@@ -21,43 +22,13 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tau.cli.argtypes import positive_int, positive_number
-
 if TYPE_CHECKING:
     from tau.agent import UsageLimits
     from tau.ai import Model
 
-__all__ = ["add_arguments", "fallback_models", "usage_limits"]
+__all__ = ["fallback_models", "usage_limits"]
 
 Warn = Callable[[str], None]
-
-
-def _dollars(text: str) -> float:
-    return positive_number(text.removeprefix("$"), "an amount of US dollars")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--max-turns``, ``--max-cost`` and ``--fallback`` to the command's parser."""
-    parser.add_argument(
-        "--max-turns",
-        type=positive_int,
-        metavar="N",
-        help="stop a run after N model responses (its last tool calls still run)",
-    )
-    parser.add_argument(
-        "--max-cost",
-        type=_dollars,
-        metavar="USD",
-        help="stop a run once it has cost this much, at the catalog's prices",
-    )
-    parser.add_argument(
-        "--fallback",
-        action="append",
-        default=None,
-        metavar="PROVIDER/ID",
-        help="a model to try when the model fails before answering (repeatable, in order; "
-        'default: the config\'s "fallback" list)',
-    )
 
 
 def usage_limits(args: argparse.Namespace) -> UsageLimits | None:

@@ -188,6 +188,43 @@ def recent(cwd: Path | None, limit: int | None = None) -> list[SessionSummary]:
     return [summarize(path) for path in session_files(cwd)[:limit]]
 
 
+def _texts(message: dict[str, Any]) -> Iterator[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict):
+                for key in ("text", "thinking"):
+                    if isinstance(block.get(key), str):
+                        yield block[key]
+
+
+def _mentions(path: Path, word: str) -> bool:
+    try:
+        data = _read_head(path)
+    except OSError:
+        return False
+    for _, entry in parse(data).entries:
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and any(word in t.casefold() for t in _texts(message)):
+            return True
+    return False
+
+
+def search(cwd: Path | None, text: str, limit: int | None = None) -> list[SessionSummary]:
+    """Summaries of the newest sessions of ``cwd`` (None: of every directory) whose messages
+    (what was typed, answered, thought or returned by a tool) contain ``text``, case ignored."""
+    word = text.casefold()
+    found: list[SessionSummary] = []
+    for path in session_files(cwd):
+        if limit is not None and len(found) >= limit:
+            break
+        if _mentions(path, word):
+            found.append(summarize(path))
+    return found
+
+
 def latest(cwd: Path) -> Path | None:
     """The newest session file of ``cwd`` that is a session (None if there is none)."""
     for path in session_files(cwd):

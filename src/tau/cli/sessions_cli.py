@@ -1,5 +1,5 @@
 """Sessions on the command line: which one a run uses (``-c``, ``-r``, ``--session``,
-``--no-session``) and ``tau sessions [list|show|export|rm]``.
+``--no-session``, declared in :mod:`tau.cli.flags`) and ``tau sessions [list|show|export|rm]``.
 
 Only ``argparse`` and ``sys`` are imported at module level (``tau --help`` stays fast); the
 session store is imported when a session is looked for, and a file is loaded as messages only
@@ -26,32 +26,6 @@ PICK_LIMIT = 20
 
 class PickCancelled(Exception):
     """The user picked no session at the ``--resume`` prompt."""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--session``, ``-c``, ``-r`` and ``--no-session`` (one of them at most)."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument(
-        "--session",
-        metavar="FILE|ID",
-        help="resume or start the session FILE, or resume a saved one by id (`tau sessions`)",
-    )
-    group.add_argument(
-        "-c",
-        "--continue",
-        dest="continue_session",
-        action="store_true",
-        help="continue the last session of this directory",
-    )
-    group.add_argument(
-        "-r",
-        "--resume",
-        action="store_true",
-        help="pick a recent session of this directory to resume",
-    )
-    group.add_argument(
-        "--no-session", action="store_true", help="save nothing (sessions are saved by default)"
-    )
 
 
 def _note(text: str) -> None:
@@ -155,57 +129,27 @@ def pick(cwd: Path) -> Path:
     err = sys.stderr
     err.write("recent sessions of this directory:\n")
     err.write("\n".join(_rows(summaries, True, False, _width(err))) + "\n")
-    err.write(f"resume which? [1-{len(summaries)}, Enter to cancel] ")
-    err.flush()
-    try:
-        answer = sys.stdin.readline()
-    except KeyboardInterrupt:
-        err.write("\n")
-        raise PickCancelled from None
-    answer = answer.strip()
-    if not answer:
-        raise PickCancelled
-    if not answer.isdigit() or not 1 <= int(answer) <= len(summaries):
-        raise UsageError(f"no session number {answer!r} (1 to {len(summaries)})")
+    while True:
+        err.write(f"resume which? [1-{len(summaries)}, Enter to cancel] ")
+        err.flush()
+        try:
+            answer = sys.stdin.readline()
+        except KeyboardInterrupt:
+            err.write("\n")
+            raise PickCancelled from None
+        if not answer:  # end of input: nobody is there to answer again
+            raise PickCancelled
+        answer = answer.strip()
+        if not answer:
+            raise PickCancelled
+        if answer.isdigit() and 1 <= int(answer) <= len(summaries):
+            break
+        # A typo asks again: the list is still on the screen.
+        err.write(f"no session number {answer!r} (1 to {len(summaries)})\n")
     return summaries[int(answer) - 1].path
 
 
 # --------------------------------------------------------------------------- tau sessions
-
-
-def parser() -> argparse.ArgumentParser:
-    """The parser of ``tau sessions``."""
-    top = argparse.ArgumentParser(
-        prog="tau sessions",
-        description="The saved sessions ($TAU_HOME/sessions, one folder per working directory). "
-        "ID is a session file or the first characters of a session's id. "
-        "With no COMMAND: list (`tau sessions --all` lists every directory's).",
-    )
-    commands = top.add_subparsers(dest="command", metavar="COMMAND")
-    listing = commands.add_parser(
-        "list", help="recent sessions (the default)", description="List the recent sessions."
-    )
-    listing.add_argument("--all", action="store_true", help="of every directory, not only this")
-    listing.add_argument("-n", type=int, default=30, metavar="N", help="at most N (default 30)")
-    show = commands.add_parser(
-        "show", help="print a session as Markdown", description="Print a session as Markdown."
-    )
-    show.add_argument("id", metavar="ID")
-    export = commands.add_parser(
-        "export",
-        help="write a session as HTML or Markdown",
-        description="Write a session as a self-contained HTML page (or Markdown).",
-    )
-    export.add_argument("id", metavar="ID")
-    kind = export.add_mutually_exclusive_group()
-    kind.add_argument("--html", action="store_true", help="HTML (the default)")
-    kind.add_argument("--md", action="store_true", help="Markdown")
-    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
-    remove = commands.add_parser(
-        "rm", help="delete a session file", description="Delete a saved session file."
-    )
-    remove.add_argument("id", metavar="ID")
-    return top
 
 
 def _load(reference: str, cwd: Path) -> tuple[Path, list[AgentMessage], str]:
@@ -220,22 +164,23 @@ def _load(reference: str, cwd: Path) -> tuple[Path, list[AgentMessage], str]:
     return path, list(session.history), f"tau session {session.id[:8]} · {session.model or '-'}"
 
 
-def sessions_command(argv: list[str], cwd: Path) -> int:
-    """``tau sessions ...``; returns the exit status."""
+def sessions_command(args: argparse.Namespace, cwd: Path) -> int:
+    """``tau sessions ...`` with its parsed arguments (declared in :mod:`tau.cli.subcommands`);
+    returns the exit status."""
     from pathlib import Path
 
-    from tau.cli.session_store import StoreError, find, recent, removable
+    from tau.cli.session_store import StoreError, find, latest, recent, removable, search
 
-    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
-        argv = ["list", *argv]  # `tau sessions --all` lists, as `tau sessions` does
-    args = parser().parse_args(argv)
     command = args.command
     if command == "list":
         everywhere = bool(getattr(args, "all", False))
-        summaries = recent(None if everywhere else cwd, max(1, getattr(args, "n", 30)))
+        where, limit = None if everywhere else cwd, max(1, getattr(args, "n", 30))
+        text = getattr(args, "search", None)
+        summaries = recent(where, limit) if text is None else search(where, text, limit)
         if not summaries:
-            where = "" if everywhere else " in this directory (--all: every directory)"
-            print(f"no saved sessions{where}", file=sys.stderr)
+            what = "no saved sessions" if text is None else f"no saved session mentions {text!r}"
+            place = "" if everywhere else " in this directory (--all: every directory)"
+            print(f"{what}{place}", file=sys.stderr)
             return EXIT_OK
         print("\n".join(_rows(summaries, False, everywhere, _width(sys.stdout))))
         return EXIT_OK
@@ -251,7 +196,13 @@ def sessions_command(argv: list[str], cwd: Path) -> int:
         return EXIT_OK
     from tau.cli.transcript import ExportError, to_html, to_markdown, write_export
 
-    path, messages, title = _load(args.id, cwd)
+    reference = args.id
+    if reference is None:  # `tau sessions show`: this directory's latest session
+        last = latest(cwd)
+        if last is None:
+            raise UsageError("no saved session in this directory (`tau sessions list --all`)")
+        reference = str(last)
+    path, messages, title = _load(reference, cwd)
     if command == "show":
         sys.stdout.write(to_markdown(messages, title))
         return EXIT_OK

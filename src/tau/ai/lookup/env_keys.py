@@ -82,6 +82,18 @@ def _bedrock_key() -> str | None:
     return None
 
 
+_AMBIENT_VARS: dict[str, tuple[str, ...]] = {
+    "google-vertex": ("GOOGLE_CLOUD_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"),
+    "amazon-bedrock": ("AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+}
+
+
+def key_variables(provider: str, api: str | None = None) -> tuple[str, ...]:
+    """The environment variables that hold ``provider``'s key, in order of preference (for
+    Vertex and Bedrock: the main ones of their credential chains). Empty when tau knows none."""
+    return _KEY_VARS.get(provider) or _AMBIENT_VARS.get(provider, ())
+
+
 def get_env_api_key(provider: str) -> str | None:
     """The API key for ``provider`` from the environment, :data:`AUTHENTICATED`, or None.
 
