@@ -33,6 +33,7 @@ __all__ = [
     "sse",
     "tool_result",
     "user",
+    "without_timestamps",
 ]
 
 PNG = ImageContent(
@@ -152,3 +153,12 @@ def bedrock_exception(name: str, message: str) -> bytes:
         ":message-type": "exception",
     }
     return event_stream_frame(headers, json.dumps({"message": message}).encode())
+
+
+def without_timestamps(value: Any) -> Any:
+    """JSON data without its ``timestamp`` fields (a replayed or resumed run stamps its own)."""
+    if isinstance(value, dict):
+        return {k: without_timestamps(v) for k, v in value.items() if k != "timestamp"}
+    if isinstance(value, list):
+        return [without_timestamps(v) for v in value]
+    return value

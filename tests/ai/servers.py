@@ -15,10 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 STALL = object()
 """A body step that waits until the server stops."""
@@ -241,3 +242,35 @@ def refused_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+class ServerThread:
+    """A :class:`LocalServer` answering with ``handler`` in a thread of its own, so that
+    synchronous code and other processes reach it: ``with ServerThread(handler) as server``,
+    then ``server.url``. The handler runs on the server's thread."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.url = ""
+        self._handler = handler
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        assert self._ready.wait(10), "the server thread did not start"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None and self._stop is not None
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with LocalServer(self._handler, lifetime=3600, max_requests=1_000_000) as server:
+            self.url = server.url
+            self._ready.set()
+            await self._stop.wait()

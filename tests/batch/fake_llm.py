@@ -13,17 +13,15 @@ What a request gets depends on markers in its prompt (the last user message):
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from tau.ai import Model
-from tests.ai.servers import JSON_HEADERS, SSE_HEADERS, LocalServer, Reply, Request
+from tests.ai.servers import JSON_HEADERS, SSE_HEADERS, Reply, Request, ServerThread
 from tests.factories import sse
 
 _MARK = re.compile(r"\[(\w+)=([\d.]+)\]")
@@ -73,35 +71,13 @@ def fake_model(url: str, provider: str = "fake") -> Model:
     )
 
 
-class FakeLLM:
+class FakeLLM(ServerThread):
     """Start with ``with FakeLLM() as llm:``; ``llm.model()`` points a model at it."""
 
     def __init__(self) -> None:
         self.seen: list[Seen] = []
-        self.url = ""
         self._counts: Counter[str] = Counter()
-        self._ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
-
-    def __enter__(self) -> FakeLLM:
-        self._thread.start()
-        assert self._ready.wait(10), "the fake LLM server did not start"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._stop is not None
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
-
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        async with LocalServer(self._reply, lifetime=3600, max_requests=1_000_000) as server:
-            self.url = server.url
-            self._ready.set()
-            await self._stop.wait()
+        super().__init__(self._reply)
 
     def model(self, provider: str = "fake") -> Model:
         """An openai-completions model answered by this server."""

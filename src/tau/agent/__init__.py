@@ -12,6 +12,11 @@
   (``Agent(usage_limits=..., fallback_models=[...])``; see :mod:`tau.agent.usage`).
 * ``Agent(output_type=...)``, :class:`ModelRetry` — runs that end on a validated output
   (see :mod:`tau.agent.output`); :class:`OutputUpdateEvent` streams it as it forms.
+* ``AgentTool(requires_approval=..., external=...)``, ``Agent(approver=...)``: runs that pause
+  for a person or the caller, :class:`RunState` to store them, ``agent.resume(state, decisions)``
+  with :class:`Approve`, :class:`Deny`, :class:`ToolResult` (see :mod:`tau.agent.approval`).
+* ``agent.as_tool(name, description)`` (:class:`SubAgentTool`) — an agent as another's tool
+  (see :mod:`tau.agent.subagent`).
 * :class:`ToolSource` — tools asked for before every turn; ``tau.agent.mcp`` makes MCP servers
   tool sources (imported only when used: ``pip install 'tau[mcp]'``).
 
@@ -24,10 +29,21 @@ import warnings
 from typing import Any
 
 from tau.agent.agent import Agent, AgentListener, AgentState, QueueMode
+from tau.agent.approval import (
+    ApprovalRequirement,
+    Approve,
+    Approver,
+    Decision,
+    Deny,
+    PendingCall,
+    PendingKind,
+    ToolResult,
+)
 from tau.agent.events import AGENT_EVENT_TYPES as _AGENT_EVENT_TYPES
 from tau.agent.events import (
     AgentEndEvent,
     AgentEvent,
+    AgentPausedEvent,
     AgentStartEvent,
     FallbackEvent,
     MessageEndEvent,
@@ -68,7 +84,9 @@ from tau.agent.observe import (
     set_run_observer,
 )
 from tau.agent.output import ModelRetry, OutputValidator
-from tau.agent.run_result import RunResult
+from tau.agent.run_result import RunResult, RunStatus
+from tau.agent.run_state import RUN_STATE_VERSION, RunState, ToolPaused
+from tau.agent.subagent import SubAgentTool
 from tau.agent.tool_sources import ToolNameClashError, ToolSource
 from tau.agent.tools import (
     AgentTool,
@@ -96,6 +114,7 @@ from tau.agent.usage import LIMIT_REACHED, RunUsage, UsageLimits
 
 __all__ = [
     "LIMIT_REACHED",
+    "RUN_STATE_VERSION",
     "AfterToolCall",
     "AfterToolCallContext",
     "AfterToolCallResult",
@@ -108,15 +127,21 @@ __all__ = [
     "AgentListener",
     "AgentLoopConfig",
     "AgentMessage",
+    "AgentPausedEvent",
     "AgentStartEvent",
     "AgentState",
     "AgentThinkingLevel",
     "AgentTool",
     "AgentToolResult",
+    "ApprovalRequirement",
+    "Approve",
+    "Approver",
     "BeforeToolCall",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
     "CustomMessage",
+    "Decision",
+    "Deny",
     "FallbackEvent",
     "MessageEndEvent",
     "MessageStartEvent",
@@ -124,18 +149,25 @@ __all__ = [
     "ModelRetry",
     "OutputUpdateEvent",
     "OutputValidator",
+    "PendingCall",
+    "PendingKind",
     "QueueMode",
     "RunInfo",
     "RunObservation",
     "RunObserver",
     "RunResult",
+    "RunState",
+    "RunStatus",
     "RunUsage",
     "StreamFn",
+    "SubAgentTool",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolNameClashError",
+    "ToolPaused",
+    "ToolResult",
     "ToolSource",
     "ToolUpdateCallback",
     "TurnEndEvent",

@@ -66,23 +66,27 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, cast, overload
 
-from typing_extensions import TypeVar
+from typing_extensions import TypeVar, Unpack
 
-from tau.agent.events import AgentEndEvent, AgentEvent
+from tau.agent.approval import Approver, Decision
+from tau.agent.events import AgentEndEvent, AgentEvent, AgentPausedEvent
 from tau.agent.listeners import AgentListener, Listeners
 from tau.agent.loop import AgentError, ended_in_failure, run_agent_loop, run_agent_loop_continue
 from tau.agent.messages import AgentMessage, default_convert_to_llm, message_role
 from tau.agent.observe import RunObserver, resolve_run_observer
 from tau.agent.output import OutputValidator
+from tau.agent.pausing import fork_agent, paused_state, resume_agent
 from tau.agent.queues import QueueMode, as_message, take_queued
+from tau.agent.run_config import loop_config
 from tau.agent.run_result import OutputT, RunResult
+from tau.agent.run_state import Resumption, RunState
 from tau.agent.state import AgentState, apply_event
+from tau.agent.subagent import SubAgentOptions, SubAgentTool
 from tau.agent.tool_sources import ToolSource
 from tau.agent.tools import AgentTool
 from tau.agent.types import (
     AfterToolCall,
     AgentContext,
-    AgentLoopConfig,
     AgentThinkingLevel,
     BeforeToolCall,
     ConvertToLlm,
@@ -160,6 +164,7 @@ class Agent(Generic[OutputT]):
         output_mode: OutputMode = ...,
         output_retries: int = ...,
         output_validators: Sequence[OutputValidator] = ...,
+        approver: Approver | None = ...,
     ) -> None: ...
     @overload
     def __init__(
@@ -193,6 +198,7 @@ class Agent(Generic[OutputT]):
         output_mode: OutputMode = ...,
         output_retries: int = ...,
         output_validators: Sequence[OutputValidator] = ...,
+        approver: Approver | None = ...,
     ) -> None: ...
     def __init__(
         self,
@@ -225,6 +231,7 @@ class Agent(Generic[OutputT]):
         output_mode: OutputMode = "auto",
         output_retries: int = 1,
         output_validators: Sequence[OutputValidator] = (),
+        approver: Approver | None = None,
     ) -> None:
         self._state = AgentState(
             system_prompt=system_prompt,
@@ -277,6 +284,9 @@ class Agent(Generic[OutputT]):
         """How many times a rejected output is sent back before the run fails."""
         self.output_validators: list[OutputValidator] = list(output_validators)
         """Run in order on each validated output (see :meth:`output_validator`)."""
+        self.approver: Approver | None = approver
+        """Decides calls that need approval during a run; None pauses it (:meth:`resume`)."""
+        self._run_paused: AgentPausedEvent | None = None
         self._listeners = Listeners()
         self._steering: list[AgentMessage] = []
         self._follow_ups: list[AgentMessage] = []
@@ -339,7 +349,9 @@ class Agent(Generic[OutputT]):
     def _process_event(self, event: AgentEvent) -> Awaitable[None] | None:
         # The state first, then the listeners (see the module docstring).
         apply_event(self._state, event)
-        if event.type == "agent_end":
+        if event.type == "agent_paused":
+            self._run_paused = event
+        elif event.type == "agent_end":
             self._run_end = event
             controller = self._controller
             state = self._state
@@ -443,6 +455,23 @@ class Agent(Generic[OutputT]):
                 raise AgentError("Cannot continue from message role: assistant")
         return await self._run(None)
 
+    async def resume(
+        self, state: RunState, decisions: Mapping[str, Decision]
+    ) -> RunResult[OutputT]:
+        """Continue a paused run from ``state`` (any process, an agent built the same way)
+        with a decision per pending call; a missing, extra or ill-typed one is a
+        ``ValueError`` naming the call, before anything runs (see :mod:`tau.agent.approval`)."""
+        return await resume_agent(self, state, decisions, keep_usage=False)
+
+    def fork(self) -> Agent[OutputT]:
+        """A new agent built the same way, with no transcript, queued messages or listeners."""
+        clone: Agent[OutputT] = fork_agent(self)
+        return clone
+
+    def as_tool(self, name: str, description: str, **options: Unpack[SubAgentOptions]) -> AgentTool:
+        """A tool running a fork of this agent per call (see :mod:`tau.agent.subagent`)."""
+        return SubAgentTool(self, name, description, **options)
+
     def abort(self, reason: str | None = None) -> None:
         """Abort the current run (no-op when idle). The steering and follow-up queues are
         kept, and the next ``prompt()``/``continue_()`` delivers them first; a caller for whom
@@ -498,14 +527,18 @@ class Agent(Generic[OutputT]):
         )
 
     async def _run(
-        self, messages: list[AgentMessage] | None, *, skip_initial_steering_poll: bool = False
+        self,
+        messages: list[AgentMessage] | None,
+        *,
+        skip_initial_steering_poll: bool = False,
+        resume_from: Resumption | None = None,
     ) -> RunResult[OutputT]:
         state = self._state
         model = state.model
         if model is None:
             raise AgentError(NO_MODEL)
         transcript, start = state.messages, len(state.messages)
-        self._run_end = None
+        self._run_end = self._run_paused = None
         controller = AbortController()
         idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         state.is_streaming = True
@@ -526,36 +559,7 @@ class Agent(Generic[OutputT]):
             return self._dequeue_steering()
 
         context = AgentContext(state.system_prompt, list(state.messages), list(state.tools))
-        options = dict(self.stream_options)
-        if self._on_payload is not None:
-            options["on_payload"] = self._on_payload
-        if self.max_retry_delay_ms is not None:
-            options["max_retry_delay_ms"] = self.max_retry_delay_ms
-        config = AgentLoopConfig(
-            model=model,
-            convert_to_llm=self._convert_to_llm,
-            transform_context=self._transform_context,
-            get_api_key=self.get_api_key,
-            get_steering_messages=get_steering_messages,
-            get_follow_up_messages=self._dequeue_follow_ups,
-            before_tool_call=self.before_tool_call,
-            after_tool_call=self.after_tool_call,
-            tool_execution=self.tool_execution,
-            reasoning=None if state.thinking_level == "off" else state.thinking_level,
-            thinking_budgets=self.thinking_budgets,
-            session_id=self.session_id,
-            stream_fn=self._stream_fn(),
-            stream_options=options,
-            usage_limits=self.usage_limits,
-            usage=state.usage,
-            name=self.name,
-            instrument=self.instrument,
-            tool_sources=list(self.tool_sources),
-            output_type=self.output_type,
-            output_mode=self._output_mode(model),
-            output_retries=self.output_retries,
-            output_validators=list(self.output_validators),
-        )
+        config = loop_config(self, model, get_steering_messages, resume_from)
         try:
             if messages is None:
                 await run_agent_loop_continue(
@@ -577,6 +581,7 @@ class Agent(Generic[OutputT]):
             self._run_task = None
             idle.set_result(None)
         end, self._run_end = self._run_end, None
+        paused, self._run_paused = self._run_paused, None
         if end is not None:
             added = end.messages
         else:  # the run broke off before agent_end: what reached the transcript
@@ -589,4 +594,6 @@ class Agent(Generic[OutputT]):
             aborted=controller.signal.aborted,
             output=state.output,
             has_output=end is not None and end.has_output,
+            state=paused_state(self, paused) if paused is not None else None,
+            usage=end.usage if end is not None else None,
         )

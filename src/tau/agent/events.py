@@ -10,7 +10,11 @@ Grammar of one run (what a UI can rely on)::
           ( tool_execution_update* tool_execution_end message_start message_end )*
                                                   in call order, each end followed by its result
         turn_end )+
+      agent_paused?                               calls wait for a decision (see tau.agent.approval)
     agent_end
+
+A call left waiting for a decision gets its ``tool_execution_start`` and no end in the run
+that pauses; the run that resumes it gives it a new ``tool_execution_start`` and its end.
 
 With fallback models, ``fallback`` events (one per failed attempt) come right before the
 assistant message's ``message_start``; a failed attempt sends nothing else. With
@@ -41,7 +45,9 @@ from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 from pydantic_core import to_jsonable_python
 
+from tau.agent.approval import PendingCall
 from tau.agent.messages import AgentMessage, dump_agent_message
+from tau.agent.run_state import PausedCall, flatten
 from tau.agent.tools import AgentToolResult
 from tau.agent.usage import RunUsage
 from tau.ai import (
@@ -68,6 +74,7 @@ __all__ = [
     "AGENT_EVENT_TYPES",
     "AgentEndEvent",
     "AgentEvent",
+    "AgentPausedEvent",
     "AgentStartEvent",
     "FallbackEvent",
     "MessageEndEvent",
@@ -121,6 +128,35 @@ class AgentEndEvent:
 
     def __repr__(self) -> str:
         return f"AgentEndEvent(messages=<{len(self.messages)}>)"
+
+
+class AgentPausedEvent:
+    """The run pauses: ``pending`` calls wait for a decision (``agent_end`` follows).
+
+    ``paused`` is what the run waits on per call (a sub-agent's paused run included);
+    ``steering`` the steering messages taken from the queue but not delivered, kept for the
+    resumed run. ``trace_link`` is set by a tracing observer (``tau.telemetry``) to the
+    paused run's span (``{"traceId": ..., "spanId": ...}``), which the resumed run's span
+    links to.
+    """
+
+    __slots__ = ("paused", "steering", "trace_link")
+    type: ClassVar[Literal["agent_paused"]] = "agent_paused"
+
+    def __init__(
+        self, paused: list[PausedCall], steering: list[AgentMessage] | None = None
+    ) -> None:
+        self.paused = paused
+        self.steering = steering or []
+        self.trace_link: dict[str, str] | None = None
+
+    @property
+    def pending(self) -> list[PendingCall]:
+        """The calls waiting for a decision, nested sub-agent calls included."""
+        return flatten(self.paused)
+
+    def __repr__(self) -> str:
+        return f"AgentPausedEvent(pending={[c.id for c in self.pending]})"
 
 
 class TurnStartEvent:
@@ -281,6 +317,7 @@ class ToolExecutionEndEvent:
 AgentEvent: TypeAlias = (
     AgentStartEvent
     | AgentEndEvent
+    | AgentPausedEvent
     | TurnStartEvent
     | TurnEndEvent
     | MessageStartEvent
@@ -297,6 +334,7 @@ AgentEvent: TypeAlias = (
 AGENT_EVENT_TYPES: tuple[str, ...] = (
     "agent_start",
     "agent_end",
+    "agent_paused",
     "turn_start",
     "turn_end",
     "message_start",
@@ -372,6 +410,17 @@ def dump_event(event: AgentEvent, *, compact: bool = False) -> dict[str, Any]:
         out["usage"] = event.usage.dump()
         if event.has_output:
             out["output"] = _jsonable(event.output)
+    elif isinstance(event, AgentPausedEvent):
+        out["pending"] = [
+            {
+                "id": call.id,
+                "toolName": call.tool_name,
+                "arguments": _jsonable(call.arguments),
+                "kind": call.kind,
+                "path": list(call.path),
+            }
+            for call in event.pending
+        ]
     elif isinstance(event, OutputUpdateEvent):
         out["output"] = _jsonable(event.output)
     elif isinstance(event, FallbackEvent):

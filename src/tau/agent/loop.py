@@ -49,7 +49,9 @@ def ended_in_failure(message: AgentMessage) -> bool:
     return isinstance(message, AssistantMessage) and message.stop_reason in ("error", "aborted")
 
 
-def _check_continue(context: AgentContext) -> None:
+def _check_continue(context: AgentContext, config: AgentLoopConfig) -> None:
+    if config.resume_from is not None:
+        return  # the paused turn's calls are finished first: its assistant message may be last
     if not context.messages:
         raise AgentError("Cannot continue: no messages in context")
     last = context.messages[-1]
@@ -139,7 +141,7 @@ def agent_loop_continue(
     was raised). Application messages at the end are allowed: ``convert_to_llm`` must turn
     them into something the model can answer.
     """
-    _check_continue(context)
+    _check_continue(context, config)
     return _launch(
         "agent_loop_continue", lambda sink: AgentRun(context, None, config, sink, signal, stream_fn)
     )
@@ -169,7 +171,7 @@ async def run_agent_loop_continue(
     stream_fn: StreamFn | None = None,
 ) -> list[AgentMessage]:
     """:func:`agent_loop_continue` with an awaited sink, like :func:`run_agent_loop`."""
-    _check_continue(context)
+    _check_continue(context, config)
     return await AgentRun(context, None, config, emit, signal, stream_fn).run()
 
 

@@ -57,9 +57,11 @@ import threading
 from collections.abc import Sequence
 from typing import Any, cast
 
+from tau.agent.approval import current_approver
 from tau.agent.events import (
     AgentEndEvent,
     AgentEvent,
+    AgentPausedEvent,
     AgentStartEvent,
     FallbackEvent,
     MessageEndEvent,
@@ -81,7 +83,7 @@ from tau.agent.types import (
     GetMessages,
     StreamFn,
 )
-from tau.agent.usage import UsageGuard
+from tau.agent.usage import UsageGuard, current_guard
 from tau.ai import (
     AbortController,
     AbortedError,
@@ -221,6 +223,9 @@ class AgentRun:
 
     async def _run(self) -> list[AgentMessage]:
         remove_abort = self.signal.add_callback(self._on_abort_threadsafe)
+        # Current while the run runs: the tasks of its tools (sub-agents) see it.
+        guard_token = current_guard.set(self.guard)
+        approver_token = current_approver.set(self.config.approver)
         try:
             try:
                 await self.emit(AgentStartEvent())
@@ -233,6 +238,8 @@ class AgentRun:
             except Exception as exc:
                 await self.fail(exc)
         finally:
+            current_approver.reset(approver_token)
+            current_guard.reset(guard_token)
             remove_abort()
             if self.abort_timer is not None:
                 self.abort_timer.cancel()
@@ -258,7 +265,9 @@ class AgentRun:
                 "with an output_type: rename the tool"
             )
         first_turn = True
-        pending = await self.poll(config.get_steering_messages)
+        resumption = config.resume_from
+        # A resumed run finishes its paused calls first: steering comes after their results.
+        pending = [] if resumption else await self.poll(config.get_steering_messages)
         while True:
             has_more_tool_calls = True
             steering_after_tools: list[AgentMessage] | None = None
@@ -275,23 +284,32 @@ class AgentRun:
                     self.new_messages.append(message)
                 pending = []
 
-                message = await self.stream_assistant_response()
-                self.new_messages.append(message)
-                if message.stop_reason == "error" or message.stop_reason == "aborted":
-                    await self.end_turn(message, [])
-                    await self.emit(self.agent_end())
-                    return
-
-                tool_calls = message.tool_calls
+                earlier: list[ToolResultMessage] = []
+                if resumption is not None:
+                    message, tool_calls = resumption.message, resumption.calls
+                    earlier, resumption = resumption.earlier_results, None
+                else:
+                    message = await self.stream_assistant_response()
+                    self.new_messages.append(message)
+                    if message.stop_reason == "error" or message.stop_reason == "aborted":
+                        await self.end_turn(message, [])
+                        await self.emit(self.agent_end())
+                        return
+                    tool_calls = message.tool_calls
                 has_more_tool_calls = bool(tool_calls)
                 results: list[ToolResultMessage] = []
                 if has_more_tool_calls:
                     results, steering_after_tools = await self.tools.execute(message, tool_calls)
                     self.context.messages.extend(results)
                     self.new_messages.extend(results)
+                results = [*earlier, *results]
                 await self.end_turn(message, results)
                 if self.deferred is not None:
                     raise self.deferred
+                if self.tools.paused:
+                    await self.emit(AgentPausedEvent(self.tools.paused, steering_after_tools))
+                    await self.emit(self.agent_end())
+                    return
                 if self.signal.aborted:
                     await self.emit(self.agent_end())
                     return

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias
 
 from typing_extensions import TypeVar
 
 from tau.agent.messages import AgentMessage
 from tau.ai import AssistantMessage, StopReason
 
-__all__ = ["OutputT", "RunResult"]
+if TYPE_CHECKING:
+    from tau.agent.approval import PendingCall
+    from tau.agent.run_state import RunState
+    from tau.agent.usage import RunUsage
+
+RunStatus: TypeAlias = Literal["completed", "paused", "error", "aborted"]
+"""How a run ended (:attr:`RunResult.status`): ``paused`` when calls wait for a decision."""
+
+__all__ = ["OutputT", "RunResult", "RunStatus"]
 
 OutputT = TypeVar("OutputT", default=Any)
 """The type of a run's validated output."""
@@ -30,6 +38,8 @@ class RunResult(Generic[OutputT]):
     failed: ``error`` then says why, e.g. ``No valid output (City) after 2 attempts: …``).
     ``has_output`` tells a validated output that is None (an ``Optional`` type, a ``null``
     schema) from no output; it is always true when ``output`` is not None.
+    ``state`` is set when the run paused (``status == "paused"``): tool calls wait for a
+    decision (``pending``); resume it with :meth:`~tau.agent.Agent.resume`.
     """
 
     messages: list[AgentMessage]
@@ -38,10 +48,29 @@ class RunResult(Generic[OutputT]):
     aborted: bool = False
     output: OutputT | None = None
     has_output: bool = False
+    state: RunState | None = None
+    usage: RunUsage | None = None
+    """The run's totals (as ``agent_end`` reported them; None if it broke off before)."""
 
     def __post_init__(self) -> None:
         if self.output is not None:
             self.has_output = True
+
+    @property
+    def status(self) -> RunStatus:
+        """``paused`` (calls wait for a decision), ``aborted``, ``error`` or ``completed``."""
+        if self.state is not None:
+            return "paused"
+        if self.aborted:
+            return "aborted"
+        if self.error is not None:
+            return "error"
+        return "completed"
+
+    @property
+    def pending(self) -> list[PendingCall]:
+        """The calls a paused run waits on (empty unless ``status == "paused"``)."""
+        return self.state.pending if self.state is not None else []
 
     @property
     def text(self) -> str:

@@ -23,6 +23,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from tau.agent.approval import PendingCall
+from tau.agent.approval_gate import ApprovalGate
 from tau.agent.events import (
     AgentEvent,
     MessageEndEvent,
@@ -34,6 +36,7 @@ from tau.agent.events import (
 from tau.agent.messages import AgentMessage
 from tau.agent.observe import RunObservation
 from tau.agent.output import OutputTool
+from tau.agent.run_state import NestedPause, PausedCall, ToolPaused
 from tau.agent.tools import (
     AgentTool,
     AgentToolResult,
@@ -112,28 +115,47 @@ def _validate(tool: AgentTool, call: ToolCall) -> Any:
 class _Prepared:
     """A tool call that passed lookup, validation and ``before_tool_call``."""
 
-    __slots__ = ("args", "call", "finished", "task", "tool", "updates")
+    __slots__ = ("args", "call", "finished", "paused", "task", "tool", "updates")
 
     def __init__(self, call: ToolCall, tool: AgentTool, args: Any) -> None:
         self.call = call
         self.tool = tool
         self.args = args
         self.finished = False
+        self.paused: NestedPause | None = None
         self.updates: asyncio.Task[None] | None = None
         self.task: asyncio.Task[tuple[AgentToolResult, bool]] | None = None
 
 
 class _Outcome:
-    """A tool call decided without running it (not found, invalid, blocked, skipped…)."""
+    """A tool call decided without running it (not found, invalid, blocked, skipped, denied,
+    or given its result by the caller)."""
 
-    __slots__ = ("call", "result")
+    __slots__ = ("call", "is_error", "result")
 
-    def __init__(self, call: ToolCall, message: str) -> None:
+    def __init__(
+        self,
+        call: ToolCall,
+        message: str,
+        result: AgentToolResult | None = None,
+        is_error: bool = True,
+    ) -> None:
         self.call = call
-        self.result = error_tool_result(message)
+        self.result = result if result is not None else error_tool_result(message)
+        self.is_error = is_error
 
 
-_Slot = _Prepared | _Outcome
+class _Pending:
+    """A tool call left waiting for a decision: the run pauses after the batch."""
+
+    __slots__ = ("call", "entry")
+
+    def __init__(self, call: ToolCall, entry: PendingCall) -> None:
+        self.call = call
+        self.entry = entry
+
+
+_Slot = _Prepared | _Outcome | _Pending
 
 
 class ToolRun(Protocol):
@@ -163,12 +185,16 @@ class ToolRun(Protocol):
 class ToolBatch:
     """Runs the tool calls of one run, a turn at a time (see the module docstring)."""
 
-    __slots__ = ("run", "running")
+    __slots__ = ("gate", "paused", "run", "running")
 
     def __init__(self, run: ToolRun) -> None:
         self.run = run
         self.running: set[asyncio.Task[Any]] = set()
         """The calls running now (cancelled when the grace period after an abort ends)."""
+        self.gate = ApprovalGate(run.config.approver, run.config.resume_from)
+        """Decides the calls that need approval (see :mod:`tau.agent.approval`)."""
+        self.paused: list[PausedCall] = []
+        """The calls left waiting for a decision, in call order: the run pauses after them."""
 
     def cancel(self) -> None:
         """Cancel every running call (it gets the result ``Operation aborted``)."""
@@ -213,7 +239,9 @@ class ToolBatch:
             slot = await self.decide(message, call)
             if isinstance(slot, _Prepared):
                 self.start(slot)
-            results.append(await self.finish(message, slot))
+            result = await self.finish(message, slot)
+            if result is not None:
+                results.append(result)
             if self.run.config.get_steering_messages is not None:
                 steering = await self.poll_steering_in_batch()
                 if steering:
@@ -221,7 +249,9 @@ class ToolBatch:
                         await self.emit_deferring(
                             ToolExecutionStartEvent(later.id, later.name, later.arguments)
                         )
-                        results.append(await self.finish(message, _Outcome(later, SKIPPED_MESSAGE)))
+                        results.append(
+                            await self._emit_result(later, error_tool_result(SKIPPED_MESSAGE), True)
+                        )
                     break
         return results, steering or None
 
@@ -248,7 +278,7 @@ class ToolBatch:
         for slot in slots:
             if isinstance(slot, _Prepared):
                 self.start(slot)
-        results = [await self.finish(message, slot) for slot in slots]
+        results = [r for slot in slots if (r := await self.finish(message, slot)) is not None]
         if polls and not steering:
             steering = await self.poll_steering_in_batch()
         return results, steering or None
@@ -260,6 +290,9 @@ class ToolBatch:
         run = self.run
         if run.signal.aborted:
             return _Outcome(call, ABORTED_TOOL_MESSAGE)
+        given = self.gate.decided(call)
+        if given is not None:  # denied, or an external call's result: nothing runs
+            return _Outcome(call, "", *given)
         refusal = run.guard.admit_tool_call()
         if refusal is not None:
             return _Outcome(call, refusal)
@@ -289,11 +322,20 @@ class ToolBatch:
                 _check_hook_result("before_tool_call", decision, BeforeToolCallResult)
                 if decision is not None and decision.block:
                     return _Outcome(call, decision.reason or BLOCKED_MESSAGE)
+            if self.gate.passes(tool):
+                return _Prepared(call, tool, args)
+            verdict = await self.gate.check(tool, target, args, _validate)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
             return _Outcome(call, _describe_failure(exc))
-        return _Prepared(call, tool, args)
+        if verdict.action == "pend":
+            assert verdict.pending is not None
+            run.guard.refund_tool_call()  # counted when it runs, after the pause
+            return _Pending(call, verdict.pending)
+        if verdict.action == "refuse":
+            return _Outcome(call, verdict.message)
+        return _Prepared(verdict.call or call, verdict.tool or tool, verdict.args)
 
     def start(self, prepared: _Prepared) -> None:
         if self.run.signal.aborted:
@@ -330,6 +372,9 @@ class ToolBatch:
             return as_tool_result(value), False
         except asyncio.CancelledError:
             raise
+        except ToolPaused as paused:
+            prepared.paused = NestedPause(call.id, call.name, dict(call.arguments), paused.state)
+            return error_tool_result("paused"), True
         except BaseException as exc:
             return error_tool_result(_describe_failure(exc)), True
         finally:
@@ -341,10 +386,14 @@ class ToolBatch:
             await asyncio.wait([previous])
         await self.emit_deferring(event)
 
-    async def finish(self, message: AssistantMessage, slot: _Slot) -> ToolResultMessage:
+    async def finish(self, message: AssistantMessage, slot: _Slot) -> ToolResultMessage | None:
+        """Give ``slot`` its result; None when it is left waiting (see :attr:`paused`)."""
         call = slot.call
         if isinstance(slot, _Outcome):
-            return await self._emit_result(call, slot.result, True)
+            return await self._emit_result(call, slot.result, slot.is_error)
+        if isinstance(slot, _Pending):
+            self.paused.append(slot.entry)
+            return None
         task = slot.task
         if task is None:
             result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
@@ -359,6 +408,10 @@ class ToolBatch:
                 result, is_error = error_tool_result(ABORTED_TOOL_MESSAGE), True
         if slot.updates is not None and not slot.updates.done():
             await asyncio.wait([slot.updates])
+        if slot.paused is not None:
+            self.paused.append(slot.paused)
+            self.run.guard.refund_tool_call()  # it runs (on) again when the run is resumed
+            return None
         hook = self.run.config.after_tool_call
         if hook is not None:
             try:

@@ -39,6 +39,9 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from tau.agent.tool_threads import run_in_thread
 from tau.ai import AbortSignal, ImageContent, TextContent, Tool, UserContent
 
+if typing.TYPE_CHECKING:
+    from tau.agent.approval import ApprovalRequirement
+
 __all__ = [
     "AgentTool",
     "AgentToolResult",
@@ -134,9 +137,23 @@ class AgentTool(Tool):
     :func:`run_tool`): ``None`` (the default) means in a worker thread when it is synchronous and
     on the event loop when it is a coroutine function; ``False`` keeps a synchronous one on the
     loop (it must not block).
+
+    ``requires_approval`` (True, or a function of the :class:`~tau.agent.approval.PendingCall`,
+    sync or async) makes each call wait for the agent's approver or pause the run;
+    ``external=True`` makes a tool the caller runs: it has no ``execute``, and its calls always
+    pause the run (see :mod:`tau.agent.approval`). ``idempotent=False`` tells a durable run
+    (``tau.durable``) never to run a call again that was running when its process died.
     """
 
-    __slots__ = ("_execute", "_prepare", "label", "threaded")
+    __slots__ = (
+        "_execute",
+        "_prepare",
+        "external",
+        "idempotent",
+        "label",
+        "requires_approval",
+        "threaded",
+    )
 
     def __init__(
         self,
@@ -148,9 +165,14 @@ class AgentTool(Tool):
         label: str | None = None,
         prepare_arguments: PrepareFn | None = None,
         threaded: bool | None = None,
+        requires_approval: ApprovalRequirement = False,
+        external: bool = False,
+        idempotent: bool = True,
     ) -> None:
         super().__init__(name, description, parameters)
-        if execute is None and type(self).execute is AgentTool.execute:
+        if external and execute is not None:
+            raise TypeError(f"AgentTool {name!r} is external (the caller runs it): give no execute")
+        if not external and execute is None and type(self).execute is AgentTool.execute:
             raise TypeError(
                 f"AgentTool {name!r} needs an execute function or an execute() override"
             )
@@ -158,6 +180,9 @@ class AgentTool(Tool):
         self._prepare = prepare_arguments
         self.label = label if label is not None else name
         self.threaded = threaded
+        self.requires_approval: ApprovalRequirement = requires_approval
+        self.external = external
+        self.idempotent = idempotent
 
     def prepare_arguments(self, raw: dict[str, Any]) -> Any:
         """Repair raw model arguments before validation (identity unless configured)."""
@@ -177,7 +202,8 @@ class AgentTool(Tool):
         The result is an :class:`AgentToolResult` or anything :func:`as_tool_result` accepts.
         Honour ``signal``: an aborted run waits only a short grace period for a running tool.
         """
-        assert self._execute is not None
+        if self._execute is None:
+            raise RuntimeError(f"tool {self.name!r} is external: the caller runs it")
         return self._execute(tool_call_id, params, signal, on_update)
 
 
@@ -275,8 +301,18 @@ class _FunctionTool(AgentTool):
         injected: dict[str, str],
         label: str | None,
         threaded: bool,
+        requires_approval: ApprovalRequirement = False,
+        idempotent: bool = True,
     ) -> None:
-        super().__init__(name, description, parameters, label=label, threaded=False)
+        super().__init__(
+            name,
+            description,
+            parameters,
+            label=label,
+            threaded=False,
+            requires_approval=requires_approval,
+            idempotent=idempotent,
+        )
         self._fn = fn
         self._injected = injected
         self._is_async = inspect.iscoroutinefunction(fn)
@@ -314,6 +350,8 @@ def tool_from_function(
     description: str | None = None,
     label: str | None = None,
     threaded: bool = True,
+    requires_approval: ApprovalRequirement = False,
+    idempotent: bool = True,
 ) -> AgentTool:
     """Build an :class:`AgentTool` from a typed function (sync or async).
 
@@ -363,6 +401,8 @@ def tool_from_function(
         injected=injected,
         label=label,
         threaded=threaded,
+        requires_approval=requires_approval,
+        idempotent=idempotent,
     )
 
 
@@ -377,6 +417,8 @@ def agent_tool(
     description: str | None = None,
     label: str | None = None,
     threaded: bool = True,
+    requires_approval: ApprovalRequirement = False,
+    idempotent: bool = True,
 ) -> Callable[[Callable[..., Any]], AgentTool]: ...
 
 
@@ -388,6 +430,8 @@ def agent_tool(
     description: str | None = None,
     label: str | None = None,
     threaded: bool = True,
+    requires_approval: ApprovalRequirement = False,
+    idempotent: bool = True,
 ) -> AgentTool | Callable[[Callable[..., Any]], AgentTool]:
     """Decorator form of :func:`tool_from_function`: ``@agent_tool`` or ``@agent_tool(...)``."""
     if fn is not None:
@@ -395,7 +439,13 @@ def agent_tool(
 
     def decorate(f: Callable[..., Any]) -> AgentTool:
         return tool_from_function(
-            f, name=name, description=description, label=label, threaded=threaded
+            f,
+            name=name,
+            description=description,
+            label=label,
+            threaded=threaded,
+            requires_approval=requires_approval,
+            idempotent=idempotent,
         )
 
     return decorate

@@ -30,7 +30,9 @@ from tau.ai import (
 from tau.ai.structured import OutputMode
 
 if TYPE_CHECKING:
+    from tau.agent.approval import Approver
     from tau.agent.events import AgentEvent
+    from tau.agent.run_state import Resumption
 
 __all__ = [
     "AfterToolCall",
@@ -164,6 +166,11 @@ class AgentLoopConfig:
     dict or a :class:`tau.ai.OutputSpec`) makes the run end on a validated output, asked for in
     ``output_mode``, checked by ``output_validators`` and re-asked up to ``output_retries``
     more times (see :mod:`tau.agent.output`); the output is on the ``agent_end`` event.
+
+    ``approver`` decides tool calls that need approval while the run waits; without one such
+    calls (and every external call) pause the run (see :mod:`tau.agent.approval`).
+    ``resume_from`` makes the run finish a paused turn first: the context must be the paused
+    run's transcript.
     """
 
     model: Model
@@ -191,6 +198,8 @@ class AgentLoopConfig:
     output_mode: OutputMode = "auto"
     output_retries: int = 1
     output_validators: Sequence[OutputValidator] = ()
+    approver: Approver | None = None
+    resume_from: Resumption | None = None
 
 
 # --------------------------------------------------------------------------- the observer interface

@@ -31,12 +31,20 @@ assistant messages out of the context), so after raising the limit
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from tau.ai import AssistantMessage
 
-__all__ = ["LIMIT_REACHED", "RunUsage", "UsageGuard", "UsageLimitReached", "UsageLimits"]
+__all__ = [
+    "LIMIT_REACHED",
+    "RunUsage",
+    "UsageGuard",
+    "UsageLimitReached",
+    "UsageLimits",
+    "current_guard",
+]
 
 LIMIT_REACHED = "Usage limit reached"
 """How the message of a run stopped by a limit begins."""
@@ -137,6 +145,22 @@ class RunUsage:
             }
         )
 
+    @classmethod
+    def load(cls, data: Any) -> RunUsage:
+        """A :class:`RunUsage` from :meth:`dump` output (missing keys are 0); raises
+        ``ValueError`` naming a key that is not a number >= 0."""
+        if not isinstance(data, dict):
+            raise ValueError(f"usage: expected an object, got {type(data).__name__}")
+        usage = cls()
+        for item in fields(usage):
+            head, *rest = item.name.split("_")
+            key = head + "".join(part.title() for part in rest)
+            value = data.get(key, 0)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ValueError(f"{key}: expected a number >= 0, got {value!r}")
+            setattr(usage, item.name, float(value) if item.name == "cost" else int(value))
+        return usage
+
     def dump(self) -> dict[str, Any]:
         """The JSON form, with camelCase keys (``toolCalls``, ``inputTokens``…)."""
         out: dict[str, Any] = {}
@@ -159,6 +183,11 @@ def _dollars(amount: float, limit: float) -> tuple[str, str]:
     while digits < 10 and amount != limit and f"{amount:.{digits}f}" == f"{limit:.{digits}f}":
         digits += 1
     return f"${amount:.{digits}f}", f"${limit:.{digits}f}"
+
+
+current_guard: ContextVar[UsageGuard | None] = ContextVar("tau_current_guard", default=None)
+"""The guard of the run whose code is running (its tools see it): a sub-agent run counts into
+it and is bounded by its limits."""
 
 
 class UsageGuard:
@@ -231,3 +260,7 @@ class UsageGuard:
             return None
         self.refusal = self.refusal or reason
         return f"Tool call not run: {LIMIT_REACHED.lower()}: {reason}"
+
+    def refund_tool_call(self) -> None:
+        """An admitted call did not run after all (it waits for approval): uncount it."""
+        self.usage.tool_calls -= 1

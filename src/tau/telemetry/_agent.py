@@ -6,6 +6,10 @@ the call is announced (``tool_execution_start``: preparation and ``before_tool_c
 and closes when the tool's execution ends, with the span current while the tool runs; a call
 that never runs (unknown tool, invalid arguments, blocked, skipped, aborted) closes when its
 result is delivered. Turn boundaries are events on the run's span.
+
+A run that pauses (tool calls waiting for approval) writes its span into the
+``agent_paused`` event, hence into the ``RunState``; the run that resumes it, in any process,
+gets its own ``invoke_agent`` span with a link to that one.
 """
 
 from __future__ import annotations
@@ -17,7 +21,15 @@ from typing import Any, TypeVar
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import (
+    Link,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+)
 
 from tau.agent import (
     AgentEvent,
@@ -36,6 +48,24 @@ from tau.telemetry._guard import guarded
 from tau.telemetry._recorder import Recorder
 
 T = TypeVar("T")
+
+
+def _resumed_link(link: dict[str, str] | None) -> list[Link]:
+    """A link to the span of the run a resumed run continues (none if it was not traced)."""
+    if link is None:
+        return []
+    try:
+        context = SpanContext(
+            int(link["traceId"], 16),
+            int(link["spanId"], 16),
+            is_remote=True,
+            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        )
+    except (KeyError, ValueError):
+        return []
+    if not context.is_valid:
+        return []
+    return [Link(context, {"tau.run.resumed": True})]
 
 
 class AgentRun:
@@ -89,7 +119,10 @@ class AgentRun:
             attributes[_semconv.INPUT_MESSAGES] = _content.input_messages(info.prompts)
         with guarded("starting the agent span"):
             self._span = self._settings.tracer.start_span(
-                f"invoke_agent {info.name}", kind=SpanKind.INTERNAL, attributes=attributes
+                f"invoke_agent {info.name}",
+                kind=SpanKind.INTERNAL,
+                attributes=attributes,
+                links=_resumed_link(config.resume_from.trace_link if config.resume_from else None),
             )
         span = self._span
         self._parent = trace.set_span_in_context(span)
@@ -159,6 +192,19 @@ class AgentRun:
             self._end_unrun_tool(event)
         elif event.type == "turn_end":
             self._end_turn(event)
+        elif event.type == "agent_paused":
+            context = self._span.get_span_context()
+            if context.is_valid:
+                event.trace_link = {
+                    "traceId": trace.format_trace_id(context.trace_id),
+                    "spanId": trace.format_span_id(context.span_id),
+                }
+            # A call left waiting is not a failure: its span ends marked paused; the resumed
+            # run gives the call a span of its own.
+            for entry in event.paused:
+                for span in self._tools.pop(entry.id, ()):
+                    span.set_attribute("tau.tool.paused", True)
+                    span.end()
 
     def _end_turn(self, event: TurnEndEvent) -> None:
         message = event.message
