@@ -204,7 +204,8 @@ async def test_files_read_and_written_accumulate_across_compactions(tmp_path: Pa
         ),
         None,
     )
-    await app.run("read a.txt")
+    # Long enough that its summary is smaller (a summary that is not is rejected).
+    await app.run("read a.txt" + " (a long request, worth summarising)" * 20)
     await app.compact()
     await app.run("write b.txt")
     await app.compact()
@@ -275,7 +276,9 @@ def test_the_command_compacts_on_overflow_and_retries(
 
 
 def test_json_mode_reports_compaction_as_events(tau: TauRunner, script) -> None:
-    assert tau("--model", script([{"text": "one"}]), "question one").returncode == 0
+    # A question long enough that its summary is smaller (one that is not is rejected).
+    question = "question one, at length: " + "words that a summary can shorten. " * 20
+    assert tau("--model", script([{"text": "one"}]), question).returncode == 0
     second = script([{"error": OVERFLOW, "status": 400}, {"text": "SUMMARY"}, {"text": "two"}])
     done = tau("-c", "--json", "--model", second, "question two")
     assert done.returncode == 0, done.stderr

@@ -51,7 +51,9 @@ def test_compact_session_model_and_thinking_then_resume(tmp_path: Path) -> None:
         {"text": "SUMMARY: two questions were answered."},
     ]
     term = _start(tmp_path, Terminal.scripted(tmp_path, responses))
-    _ask(term, "question one", "The first answer.")
+    # Long enough that the summary is smaller (a summary that is not is rejected).
+    first = "question one" + ", asked at some length" * 12
+    _ask(term, first, "The first answer.")
     _ask(term, "question two", "The second answer.")
 
     term.send("/compact keep the numbers\r")
@@ -99,7 +101,7 @@ def test_compact_session_model_and_thinking_then_resume(tmp_path: Path) -> None:
         e["message"]["content"] for e in entries if e.get("message", {}).get("role") == "user"
     ]
     assert [p if isinstance(p, str) else p[0]["text"] for p in prompts] == [
-        "question one",
+        first,
         "question two",
         "say this back",
     ]

@@ -104,7 +104,8 @@ async def test_thinking_sets_records_and_completes(console: Console) -> None:
 async def test_session_new_export_and_compact(console: Console, tmp_path: Path) -> None:
     info = await console("/session")
     assert "written after the first answer" in info and "0 user, 0 assistant" in info
-    for prompt in ("one", "two", "three"):
+    # The first long enough that its summary is smaller (a summary that is not is rejected).
+    for prompt in ("one" + ", told at length" * 30, "two", "three"):
         await console.app.run(prompt)
     info = await console("/session")
     first_path = console.app.session.path  # type: ignore[union-attr]

@@ -147,7 +147,7 @@ def test_malformed_rpc_lines_each_get_an_error_and_the_process_goes_on(tmp_path:
         ({"id": 5, "type": "compact", "customInstructions": 5}, '"customInstructions" must be'),
         (
             {"id": 6, "type": "export_html", "outputPath": "/nonexistent/x.html"},
-            "nothing to export yet",
+            "is outside the working directory",
         ),
         ({"id": 7, "type": 42}, "unknown command 42"),
         ({"id": 8}, "unknown command None"),
@@ -177,7 +177,8 @@ def test_an_export_never_overwrites_a_file_that_is_not_a_tau_export(tmp_path: Pa
     precious.write_text("root:x:0:0:root:/root:/bin/bash\n")
     link = tmp_path / "link.html"
     link.symlink_to(precious)
-    client = RpcClient(tmp_path, "--model", "faux/echo")
+    # --allow-path: the export path policy lets the client name these; the overwrite check holds.
+    client = RpcClient(tmp_path, "--model", "faux/echo", "--allow-path", str(tmp_path))
     assert client.call({"id": 1, "type": "prompt", "message": "hello"})["success"]
     client.wait_for(lambda d: d.get("type") == "agent_end")
     for number, target in enumerate((precious, link), start=2):

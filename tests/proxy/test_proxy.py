@@ -423,7 +423,9 @@ def test_command_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: An
         ["--port", "9999", "--models-file", str(models_file)],
         serve=lambda app, **kw: served.append((app, kw)),
     )
-    assert code == 0 and served[0][1] == {"host": "127.0.0.1", "port": 9999}
+    options = dict(served[0][1])
+    assert options.pop("http").__name__ == "GuardedH11Protocol"  # header timeout, per-IP cap
+    assert code == 0 and options == {"host": "127.0.0.1", "port": 9999}
     monkeypatch.delenv("TAU_PROXY_TOKEN")
     with pytest.raises(SystemExit):
         main(["--models-file", str(models_file)], serve=lambda app, **kw: None)

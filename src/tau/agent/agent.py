@@ -478,7 +478,11 @@ class Agent(Generic[OutputT]):
         return SubAgentTool(self, name, description, **options)
 
     def abort(self, reason: str | None = None) -> None:
-        """Abort the current run (no-op when idle); the queues are kept."""
+        """Abort the current run (no-op when idle). The steering and follow-up queues are
+        kept, and the next ``prompt()``/``continue_()`` delivers them first; a caller for whom
+        that would be a surprise takes them (``steering_queue``, ``follow_up_queue``) and
+        ``clear_all_queues()`` (the ``tau`` command does: it puts them back in the editor, or
+        reports them dropped over RPC)."""
         if self._controller is not None:
             self._controller.abort(reason)
 

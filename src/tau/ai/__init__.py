@@ -79,6 +79,7 @@ _moved.install()
 __all__ = [
     "INSTALL_HINT",
     "LOCAL_PROVIDER",
+    "REDACTED",
     "AbortController",
     "AbortSignal",
     "AbortedError",
@@ -102,6 +103,7 @@ __all__ = [
     "ProviderConnectionError",
     "ProviderError",
     "ProviderTimeoutError",
+    "SecretSource",
     "SerializationError",
     "Settings",
     "SimpleStreamOptions",
@@ -135,6 +137,7 @@ __all__ = [
     "UsageCost",
     "UserContent",
     "UserMessage",
+    "add_secret_source",
     "classify_failure",
     "complete",
     "complete_simple",
@@ -160,6 +163,8 @@ __all__ = [
     "load_model",
     "local_model",
     "models_are_equal",
+    "redact_secrets",
+    "remember_secret",
     "stream",
     "stream_simple",
     "stream_structured",
@@ -207,6 +212,11 @@ _LAZY = {
     "validate_tool_call": "tau.ai.capabilities.validation",
     "context_chars": "tau.ai.capabilities.size",
     "is_context_overflow": "tau.ai.capabilities.overflow",
+    "REDACTED": "tau.ai.capabilities.secrets",
+    "SecretSource": "tau.ai.capabilities.secrets",
+    "add_secret_source": "tau.ai.capabilities.secrets",
+    "redact_secrets": "tau.ai.capabilities.secrets",
+    "remember_secret": "tau.ai.capabilities.secrets",
 }
 
 # Modules that are public names as a whole: ``from tau.ai import faux``.
@@ -316,6 +326,13 @@ if TYPE_CHECKING:
         fallback_stream_fn,
     )
     from tau.ai.capabilities.overflow import is_context_overflow
+    from tau.ai.capabilities.secrets import (
+        REDACTED,
+        SecretSource,
+        add_secret_source,
+        redact_secrets,
+        remember_secret,
+    )
     from tau.ai.capabilities.serialization import (
         SerializationError,
         dump_context,

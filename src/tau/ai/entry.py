@@ -19,6 +19,7 @@ from collections.abc import Coroutine, Iterator, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
+from tau.ai.capabilities.secrets import remember_options_secrets
 from tau.ai.core.events import AssistantMessageEvent
 from tau.ai.core.options import SimpleStreamOptions
 from tau.ai.core.types import AssistantMessage, Context, Model, UserMessage
@@ -84,6 +85,8 @@ def _simple(
 def _call(
     start: StartCall, model: Model, context: Context, options: Mapping[str, Any]
 ) -> AssistantMessageEventStream:
+    # The keys of this call are redacted wherever its error message is written later.
+    remember_options_secrets(options, model.headers)
     # What is off costs nothing: one test per call when no observer (tracing) is installed.
     observer = observe.call_observer
     if observer is None:

@@ -12,11 +12,18 @@ runs: the input (every malformed line, every duplicate id), the options, the out
 (writable, not locked by another batch, and, when resuming, the ids it already holds). The
 work starts when the :class:`Batch` is first iterated; results come in the order items
 finish, each already written to the output.
+
+Leaving the ``async for`` before its end (``break``, an exception, the iterating task
+cancelled) stops the batch at once, as ``aclose()`` does: no new item starts, running items
+are cancelled (not written: a resume runs them) and the output is closed, so a resume can
+start right away. ``async with run_batch(...) as batch`` is the explicit form; ``stop(grace)``
+gives running items time to finish.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import os
 import signal
@@ -75,8 +82,8 @@ class Batch:
     """A batch run: an async iterator of :class:`BatchResult` (see :func:`run_batch`).
 
     ``summary`` is live; ``stop(grace)`` starts no new item and gives running ones ``grace``
-    seconds; ``aclose()`` (or leaving ``async with``) stops at once. Either way, everything
-    that finished is in the output.
+    seconds; ``aclose()`` (or leaving ``async with``, or leaving an ``async for`` over it
+    early) stops at once. Either way, everything that finished is in the output.
     """
 
     def __init__(
@@ -106,16 +113,19 @@ class Batch:
 
     # ----------------------------------------------------------------------- iterating
 
-    def __aiter__(self) -> Batch:
-        return self
+    def __aiter__(self) -> _Results:
+        return _Results(self)
 
     async def __anext__(self) -> BatchResult:
         if self._finished:
             raise StopAsyncIteration
         if self._driver is None:
             self._start()
-        assert self._queue is not None
-        result = await self._queue.get()
+        assert self._queue is not None and self._driver is not None
+        if self._driver.done() and self._queue.empty():
+            result: Any = _END  # the end marker found the queue full and was not put
+        else:
+            result = await self._queue.get()
         if result is _END:
             self._finished = True
             if self._error is not None:
@@ -148,7 +158,10 @@ class Batch:
             self._error = exc
         finally:
             self._close()
-            self._queue.put_nowait(_END)
+            # A full queue (a slow or departed consumer) needs no marker: __anext__ sees
+            # the driver done once it has taken what is queued.
+            with contextlib.suppress(asyncio.QueueFull):
+                self._queue.put_nowait(_END)
 
     async def _emit(self, result: BatchResult) -> None:
         # Written and counted before anything else can happen: the file is never behind.
@@ -198,6 +211,23 @@ class Batch:
         await asyncio.gather(driver, return_exceptions=True)
         self._finished = True
 
+    def abandon(self) -> None:
+        """Stop at once without waiting: what leaving an ``async for`` early does. No new item
+        starts, running ones are cancelled (unwritten) and the output is closed before this
+        returns, so the same output can be resumed immediately."""
+        driver = self._driver
+        if self._finished or driver is None:
+            return
+        self._finished = True
+        self.summary.interrupted = True
+        if not driver.done():
+            # RuntimeError: no running loop any more (the interpreter is exiting).
+            with contextlib.suppress(RuntimeError):
+                self._backend.stop(0)
+            with contextlib.suppress(RuntimeError):
+                driver.cancel()
+        self._close()
+
     def stop_on_interrupt(
         self, grace: float = DEFAULT_GRACE, notify: Callable[[str], None] | None = None
     ) -> Callable[[], None]:
@@ -228,6 +258,25 @@ class Batch:
             loop.remove_signal_handler(signal.SIGINT)
 
         return restore
+
+
+class _Results:
+    """One ``async for`` over a :class:`Batch`: when the loop lets go of it before the end
+    (``break``, an exception, cancellation), the batch is abandoned at that moment."""
+
+    __slots__ = ("_batch",)
+
+    def __init__(self, batch: Batch) -> None:
+        self._batch = batch
+
+    def __aiter__(self) -> _Results:
+        return self
+
+    async def __anext__(self) -> BatchResult:
+        return await self._batch.__anext__()
+
+    def __del__(self) -> None:
+        self._batch.abandon()
 
 
 def run_batch(
@@ -267,6 +316,11 @@ def run_batch(
     * ``backend="ray"``: run on a Ray cluster (``ray_address``; a local Ray when None and none is
       running), ``ray_workers`` workers (default: one per CPU of the cluster); see
       :mod:`tau.batch.ray_backend`.
+
+    Leaving ``async for result in run_batch(...)`` early (``break``, an exception,
+    cancellation) stops the batch at once: no new item starts, running items are cancelled and
+    not written, the output is closed (a resume may follow at once). Use ``stop(grace)`` first
+    to let running items finish.
 
     Raises :class:`~tau.batch.BatchInputError` for bad input and
     :class:`~tau.batch.BatchOutputError` for an unusable output, before anything runs.

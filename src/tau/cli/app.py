@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeGuard, cast
 from tau.agent import (
     Agent,
     AgentEvent,
+    AgentMessage,
     AgentThinkingLevel,
     BeforeToolCallContext,
     BeforeToolCallResult,
@@ -122,6 +123,42 @@ class AppError(RuntimeError):
     """An operation the session cannot do now (a run is going on, nothing to export…)."""
 
 
+@dataclass
+class Queued:
+    """The messages an abort took off the queues (see :meth:`App.abort`)."""
+
+    steering: list[AgentMessage]
+    follow_ups: list[AgentMessage]
+
+    def __bool__(self) -> bool:
+        return bool(self.steering or self.follow_ups)
+
+    def texts(self) -> list[str]:
+        """The text of each message, steering first (images are left out)."""
+        return [message_text(m) for m in (*self.steering, *self.follow_ups)]
+
+
+def _allow_mcp_results(workspace: Workspace) -> None:
+    """Let ``read`` open the files where MCP results over the cap are saved whole (the
+    notice in such a result names one)."""
+    from tau.agent.mcp import results_dir
+
+    try:
+        folder = results_dir()
+    except OSError:
+        return  # the notice then says the rest could not be saved
+    if folder not in workspace.allowed:
+        workspace.allowed = (*workspace.allowed, folder)
+
+
+def message_text(message: AgentMessage) -> str:
+    """The text of a queued (user) message; images are left out."""
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    return "".join(getattr(block, "text", "") for block in content)
+
+
 def describe_call(name: str, args: Any) -> str:
     """A one-line description of a tool call for a confirmation question."""
     if name == "bash" and isinstance(args, dict):
@@ -143,9 +180,12 @@ class App:
         self.settings = settings
         self.confirm = confirm
         self.on_event = on_event or notice_on_stderr
+        servers = load_servers(settings.mcp_file)
+        if servers:
+            _allow_mcp_results(settings.workspace)
         self.tools = build_tools(settings.tool_names, settings.workspace)
         # MCP servers (the config's and --mcp FILE's): one tool source, started on first use.
-        self.mcp = MCPTools(load_servers(settings.mcp_file), reserved=[t.name for t in self.tools])
+        self.mcp = MCPTools(servers, reserved=[t.name for t in self.tools])
         self.session = settings.session or self._new_session_file()
         self.resumed_messages = len(self.session.messages) if self.session else 0
         """How many messages the session held when it was opened."""
@@ -360,6 +400,12 @@ class App:
             raise CompactionError("aborted")
         if message.stop_reason == "error":
             raise CompactionError(f"the summary request failed: {message.error_message}")
+        if message.stop_reason == "length":
+            # A summary cut mid-sentence (often a repetition loop): never accepted.
+            raise CompactionError(
+                f"the summary was cut at its limit of {max_tokens:,} tokens; the context is "
+                "left as it was"
+            )
         return message.text
 
     async def compact(self, instructions: str | None = None) -> Compacted:
@@ -463,11 +509,17 @@ class App:
             await self._auto_compact("threshold", will_retry=False)
         return result
 
-    def abort(self, reason: str | None = None) -> None:
-        """Abort the run or compaction going on (no-op when idle)."""
-        self.agent.abort(reason)
+    def abort(self, reason: str | None = None) -> Queued:
+        """Abort the run or compaction going on (no-op when idle), and take the queued steering
+        and follow-up messages off the agent's queues: they are never sent with the next
+        prompt. The caller gives them back (the editor) or reports them dropped (RPC)."""
+        agent = self.agent
+        queued = Queued(list(agent.steering_queue), list(agent.follow_up_queue))
+        agent.clear_all_queues()
+        agent.abort(reason)
         if self._compaction is not None:
             self._compaction.abort(reason)
+        return queued
 
     async def _before_tool_call(
         self, context: BeforeToolCallContext, signal: AbortSignal

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tau.agent import RunUsage
+from tau.ai import redact_secrets
 from tau.cli.compaction import Compacted
 
 
@@ -75,7 +76,7 @@ def dump_app_event(event: AppEvent) -> dict[str, Any]:
                 "willRetry": event.will_retry,
             }
             if event.error is not None:
-                data["errorMessage"] = event.error
+                data["errorMessage"] = redact_secrets(event.error)
             return data
 
 

@@ -66,7 +66,7 @@ class BatchAgent:
 
     def __call__(self) -> Agent:
         from tau.agent import Agent, UsageLimits
-        from tau.cli.models import parse_model
+        from tau.cli.models import custom_key, parse_model
         from tau.cli.tools import Workspace, build_tools
 
         model = self.model
@@ -81,6 +81,7 @@ class BatchAgent:
             tools=build_tools(self.tools, Workspace(self.cwd)),
             thinking_level=self.thinking,
             settings=self.settings,
+            get_api_key=custom_key,  # models.json's keys, as the interactive command has them
             usage_limits=UsageLimits(**self.limits) if self.limits else None,
             output_type=self.output_type,
         )

@@ -358,7 +358,11 @@ def summary_tokens(model: Model) -> int:
 
 
 SummaryCall = Callable[[str, int], Awaitable[str]]
-"""``(prompt, max_tokens) -> summary text``: one request to the model (raises on failure)."""
+"""``(prompt, max_tokens) -> summary text``: one request to the model (raises on failure, and
+:class:`CompactionError` for a summary cut at ``max_tokens``)."""
+
+_MIN_SUMMARY_TOKENS = 64
+"""The smallest budget a summary request gets (what it replaces is then too small to gain)."""
 
 
 def _touched_files(messages: Sequence[AgentMessage]) -> tuple[list[str], list[str]]:
@@ -425,7 +429,9 @@ async def compact_messages(
         else None
     )
     blocks = serialize(dropped[1:] if previous is not None else dropped)
-    out_tokens = summary_tokens(model)
+    replaced = sum(estimate_tokens(m) for m in dropped)
+    # A summary must be well under what it replaces: its budget is half of that at most.
+    out_tokens = min(summary_tokens(model), max(_MIN_SUMMARY_TOKENS, replaced // 2))
     # Each request must fit the window with room for the answer and the summary so far (at
     # most one answer long, or the previous summary); estimates are rough, hence the margin.
     so_far = max(out_tokens, _tokens(len(previous or "")))
@@ -445,6 +451,12 @@ async def compact_messages(
     result = CompactionSummary(
         summary=full, tokens_before=tokens_before, read_files=read, modified_files=modified
     )
+    written = estimate_tokens(result)
+    if written >= replaced:
+        raise CompactionError(
+            f"the summary ({written:,} tokens) is not smaller than the {len(dropped)} messages "
+            f"it would replace ({replaced:,} tokens); the context is left as it was"
+        )
     kept = list(messages[cut:])
     after = _tokens(len(system_prompt)) + sum(estimate_tokens(m) for m in [result, *kept])
     return Compacted(result, cut, len(dropped), tokens_before, after, requests, kept)

@@ -53,6 +53,7 @@ from tau.ai import (
     find_model,
     get_models,
     load_model,
+    remember_secret,
 )
 from tau.ai.adapters import get_api_providers
 from tau.cli.config import tau_home
@@ -155,6 +156,7 @@ class CustomProvider:
             raise CustomModelError(
                 f"no API key for provider {self.name!r}: set {self.api_key} ({where})"
             )
+        remember_secret(key)  # redacted from every error message written from now on
         return key
 
     def apply(self, model: Model) -> Model:

@@ -336,10 +336,26 @@ class Repl:
             # The notice goes out before the abort starts: the run's "[aborted: …]" line must
             # not come first.
             self._notice("[aborting — Ctrl-C again to exit]")
-            self.app.abort("Interrupted")
+            queued = self.app.abort("Interrupted")
+            if queued:
+                self._to_editor(queued.texts())
         else:
             self._notice("[Ctrl-C again to exit, or /exit]")
         return False
+
+    def _to_editor(self, texts: list[str]) -> None:
+        """Put messages an abort took off the queues back in the editor (as pi does): the user
+        sends them again, edits or clears them; they never go out with the next prompt."""
+        restored = "\n".join(texts)
+        if self.session.app.is_running:
+            buffer = self.session.default_buffer
+            text = f"{restored}\n{buffer.text}" if buffer.text else restored
+            buffer.text = text
+            buffer.cursor_position = len(text)
+        else:
+            self.draft = f"{restored}\n{self.draft}" if self.draft else restored
+        count = len(texts)
+        self._notice(f"[{count} queued message{'s' if count > 1 else ''} back in the editor]")
 
     def _on_sigint(self) -> None:
         # Ctrl-C while the prompt is not reading keys (between two prompts, during a command).

@@ -74,7 +74,7 @@ def _print_app_event_json(event: AppEvent) -> None:
 class _Output:
     """The event sink of one-shot mode; a closed stdout aborts the run instead of failing it."""
 
-    def __init__(self, show: Callable[[Any], None], abort: Callable[[str], None]) -> None:
+    def __init__(self, show: Callable[[Any], None], abort: Callable[[str], object]) -> None:
         self.show = show
         self.abort = abort
         self.closed = False

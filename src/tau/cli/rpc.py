@@ -17,14 +17,17 @@ Commands:
   take images.
 * ``steer {message, images?}``, ``follow_up {message, images?}``: queue a message (delivered after the current
   tool calls, or when the agent would stop).
-* ``abort``: abort the run or compaction; answered once the agent is idle.
+* ``abort``: abort the run or compaction; answered once the agent is idle. Queued steering and
+  follow-up messages are dropped, never sent with the next prompt: a
+  ``{"type": "queue_dropped", "steering": [text], "followUp": [text]}`` event lists them.
 * ``get_state``: model, thinking level, whether a run or compaction is going on, session
   file and id, message and queue counts.
 * ``set_model {provider, modelId}`` (or ``{model: "provider/id"}``), ``set_thinking {level}``
   (also ``set_thinking_level``): recorded in the session.
 * ``compact {customInstructions?}``: answered with the compaction's result.
 * ``new_session``; also ``get_messages``, ``get_last_assistant_text``, ``get_session_stats``
-  and ``export_html {outputPath?}``.
+  and ``export_html {outputPath?}`` (a path inside the working directory or an
+  ``--allow-path`` root, as for the tools).
 * ``get_commands``: every command with its fields as JSON Schema.
 
 Each command is declared once in :data:`~tau.cli.registry.RPC_COMMANDS` (name, help, fields,
@@ -45,11 +48,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO, TextIO
 
 from tau.agent import AgentEvent, dump_agent_message, event_to_json
-from tau.ai import ImageContent, TextContent, UserContent, UserMessage
-from tau.cli.app import App, Settings
+from tau.ai import ImageContent, TextContent, UserContent, UserMessage, redact_secrets
+from tau.cli.app import App, Settings, message_text
 from tau.cli.app_events import AppEvent, dump_app_event, dump_compaction
 from tau.cli.errors import EXIT_OK
 from tau.cli.registry import RPC_COMMANDS, Arg, FieldError
+from tau.cli.tools.paths import PathNotAllowedError
 
 MAX_LINE = 16 * 1024 * 1024
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -149,7 +153,7 @@ class RpcServer:
         response: dict[str, Any] = {} if request_id is None else {"id": request_id}
         response |= {"type": "response", "command": command, "success": error is None}
         if error is not None:
-            response["error"] = error
+            response["error"] = redact_secrets(error)
         elif data is not None:
             response["data"] = data
         self.write(response)
@@ -311,7 +315,16 @@ async def _follow_up(server: RpcServer, command: dict[str, Any]) -> None:
 
 @rpc_command("abort", "abort the run or compaction; answered once the agent is idle")
 async def _abort(server: RpcServer, command: dict[str, Any]) -> None:
-    server.app.abort("Aborted")
+    queued = server.app.abort("Aborted")
+    if queued:
+        # Never sent with the next prompt: the client learns what was dropped.
+        server.write(
+            {
+                "type": "queue_dropped",
+                "steering": [message_text(m) for m in queued.steering],
+                "followUp": [message_text(m) for m in queued.follow_ups],
+            }
+        )
     await server.wait_idle()
 
 
@@ -433,7 +446,14 @@ async def _get_stats(server: RpcServer, command: dict[str, Any]) -> dict[str, An
 )
 async def _export_html(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     output = command.get("outputPath")
-    path = server.app.export(output or None)
+    target = None
+    if output:
+        # The tools' path policy: inside the working directory or an --allow-path root.
+        try:
+            target = server.app.settings.workspace.resolve(output)
+        except PathNotAllowedError as exc:
+            raise CommandFailed(f'"outputPath": {exc}') from None
+    path = server.app.export(target)
     return {"path": str(path)}
 
 

@@ -262,6 +262,37 @@ def find(reference: str, cwd: Path) -> Path:
     raise StoreError(f"no saved session {reference!r} (`tau sessions list --all` lists them)")
 
 
+def removable(path: Path) -> Path:
+    """``path`` if ``tau sessions rm`` may delete it: a session file in the session store, or
+    one whose first line is a tau/pi session header; raises :class:`StoreError` saying why
+    not otherwise (any other file given by path is left alone)."""
+    try:
+        inside = path.parent.resolve().is_relative_to(sessions_root().resolve())
+    except OSError:
+        inside = False
+    if inside and path.suffix == ".jsonl":
+        return path
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise StoreError(f"not removing {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        first = os.read(fd, 64 * 1024).split(b"\n", 1)[0] if regular else b""
+    finally:
+        os.close(fd)
+    try:
+        header = json.loads(first)
+    except ValueError:
+        header = None
+    if not (isinstance(header, dict) and header.get("type") == "session" and "id" in header):
+        raise StoreError(
+            f"not removing {str(path)!r}: it is not a session file (outside the session "
+            f"store {str(sessions_root())!r}, and its first line is no session header)"
+        )
+    return path
+
+
 def _id_of(path: Path) -> str:
     # The id is in the name (pi's naming); a file named otherwise is asked for its header.
     name_id = path.stem.rpartition("_")[2]

@@ -169,7 +169,7 @@ def sessions_command(args: argparse.Namespace, cwd: Path) -> int:
     returns the exit status."""
     from pathlib import Path
 
-    from tau.cli.session_store import StoreError, find, latest, recent, search
+    from tau.cli.session_store import StoreError, find, latest, recent, removable, search
 
     command = args.command
     if command == "list":
@@ -186,7 +186,7 @@ def sessions_command(args: argparse.Namespace, cwd: Path) -> int:
         return EXIT_OK
     if command == "rm":
         try:
-            path = find(args.id, cwd)
+            path = removable(find(args.id, cwd))
             path.unlink()
         except StoreError as exc:
             raise UsageError(str(exc)) from None

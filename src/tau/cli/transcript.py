@@ -11,6 +11,7 @@ import html
 import json
 import os
 import re
+import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,7 @@ from tau.ai import (
     ThinkingContent,
     ToolResultMessage,
     UserMessage,
+    redact_secrets,
 )
 from tau.cli.compaction import CompactionSummary
 
@@ -57,13 +59,33 @@ def write_export(path: Path, text: str) -> None:
                 f"refusing to overwrite {path}: it is not a tau export (remove it or pick "
                 "another name)"
             )
-    temporary = path.with_name(f".{path.name}.tau-export")
+    # A fresh temporary file, created exclusively (O_EXCL: never an existing file or a link
+    # planted under a predictable name), then renamed over the export.
     try:
-        temporary.write_text(text, encoding="utf-8")
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tau-export", dir=path.parent)
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror}") from None
+    temporary = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), 0o666 & ~_umask())  # as an ordinary new file would be
+            out.write(text)
         os.replace(temporary, path)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         raise ExportError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def _umask() -> int:
+    # Read, not set and restored: os.umask() would change it for the tools' threads meanwhile.
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
 
 
 def _text(content: object) -> str:
@@ -114,7 +136,9 @@ def to_markdown(messages: Sequence[AgentMessage], title: str) -> str:
                 for call in message.tool_calls:
                     out += [f"**tool call** `{_call(call.name, call.arguments)}`", ""]
                 if message.stop_reason in ("error", "aborted"):
-                    out += [f"*{message.stop_reason}: {message.error_message or ''}*"]
+                    out += [
+                        f"*{message.stop_reason}: {redact_secrets(message.error_message or '')}*"
+                    ]
             case ToolResultMessage():
                 mark = " (error)" if message.is_error else ""
                 out += [f"**{message.tool_name} result{mark}**", "", _fence(_text(message.content))]
@@ -167,7 +191,8 @@ def to_html(messages: Sequence[AgentMessage], title: str) -> str:
                 for call in message.tool_calls:
                     body += f"<pre>→ {html.escape(_call(call.name, call.arguments))}</pre>"
                 if message.stop_reason in ("error", "aborted"):
-                    body += _div("error", f"{message.stop_reason}: {message.error_message or ''}")
+                    error = redact_secrets(message.error_message or "")
+                    body += _div("error", f"{message.stop_reason}: {error}")
                 heading = f"assistant · {message.provider}/{message.model}"
                 parts.append(_section("assistant", heading, body, message.timestamp))
             case ToolResultMessage():

@@ -29,6 +29,11 @@ structured output) are accepted (type-checked). A client that disconnects cancel
 request. Error messages relayed to a client name neither the server's keys nor upstream
 addresses (:mod:`tau.proxy.redact`).
 
+Before the app: ``python -m tau.proxy`` serves with :func:`tau.proxy.guard.guarded_protocol`,
+so request headers must arrive within ``--header-timeout`` seconds (``408``), and one address
+may hold at most ``--max-waiting-per-ip`` connections that have not sent them (its token)
+yet; a ``401`` closes its connection.
+
 Bounded per client: while a client leaves more than ``max_buffered_events`` events unread,
 the server stops reading the upstream response (TCP pushes back on the provider); a client
 whose socket accepts nothing for ``send_timeout`` seconds is dropped, which cancels the
@@ -70,6 +75,7 @@ from tau.ai import (
 )
 from tau.ai.adapters import describe_error
 from tau.proxy.client import encode_proxy_event
+from tau.proxy.guard import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_WAITING_PER_IP, guarded_protocol
 from tau.proxy.redact import Redactor, model_hosts, server_secrets
 
 __all__ = [
@@ -222,7 +228,12 @@ def create_proxy_app(
     async def stream_endpoint(request: Request) -> Response:
         given = request.headers.get("authorization", "").encode()
         if not hmac.compare_digest(given, expected):
-            return _error(401, "missing or invalid bearer token", {"www-authenticate": "Bearer"})
+            # Connection: close: an unauthenticated client does not keep the connection.
+            return _error(
+                401,
+                "missing or invalid bearer token",
+                {"www-authenticate": "Bearer", "connection": "close"},
+            )
         try:
             body = await _read_body(request, max_body_bytes, body_timeout)
             try:
@@ -373,6 +384,20 @@ def main(argv: Sequence[str] | None = None, *, serve: Callable[..., Any] | None 
         help=f"seconds a client has to send its request body, else 408 ({DEFAULT_BODY_TIMEOUT:g})",
     )
     parser.add_argument(
+        "--header-timeout",
+        type=float,
+        default=DEFAULT_HEADER_TIMEOUT,
+        help="seconds a client has to send its request headers, else 408 "
+        f"({DEFAULT_HEADER_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-waiting-per-ip",
+        type=int,
+        default=DEFAULT_MAX_WAITING_PER_IP,
+        help="connections one address may hold before sending its headers (its token) "
+        f"({DEFAULT_MAX_WAITING_PER_IP})",
+    )
+    parser.add_argument(
         "--send-timeout",
         type=float,
         default=DEFAULT_SEND_TIMEOUT,
@@ -401,7 +426,11 @@ def main(argv: Sequence[str] | None = None, *, serve: Callable[..., Any] | None 
         serve = uvicorn.run
     names = ", ".join(f"{m.provider}/{m.id}" for m in models)
     print(f"tau proxy on http://{args.host}:{args.port}/api/stream for {names}", file=sys.stderr)
-    serve(app, host=args.host, port=args.port)
+    try:
+        protocol = guarded_protocol(args.header_timeout, args.max_waiting_per_ip)
+    except ValueError as exc:
+        parser.error(str(exc))
+    serve(app, host=args.host, port=args.port, http=protocol)
     return 0
 
 

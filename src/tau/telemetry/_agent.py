@@ -41,7 +41,7 @@ from tau.agent import (
     TurnEndEvent,
     as_tool_result,
 )
-from tau.ai import AssistantMessage, Context, Model, TextContent, ToolCall
+from tau.ai import AssistantMessage, Context, Model, TextContent, ToolCall, redact_secrets
 from tau.telemetry import _content, _semconv
 from tau.telemetry._chat import observe_call
 from tau.telemetry._guard import guarded
@@ -158,7 +158,9 @@ class AgentRun:
                     attributes[_semconv.OUTPUT_MESSAGES] = _content.output_messages(last)
                 if last.stop_reason == "error" or last.stop_reason == "aborted":
                     attributes[_semconv.ERROR_TYPE] = _semconv.error_type(last)
-                    span.set_status(Status(StatusCode.ERROR, last.error_message))
+                    span.set_status(
+                        Status(StatusCode.ERROR, redact_secrets(last.error_message or ""))
+                    )
             span.set_attributes(attributes)
         span.end()
 
@@ -333,5 +335,7 @@ def _end_tool(span: Span, error_type: str, description: str | None) -> None:
     """End a tool span as failed; ``description`` (the error text) only with content capture."""
     with guarded("ending a tool span"):
         span.set_attribute(_semconv.ERROR_TYPE, error_type)
-        span.set_status(Status(StatusCode.ERROR, description))
+        span.set_status(
+            Status(StatusCode.ERROR, redact_secrets(description) if description else None)
+        )
         span.end()

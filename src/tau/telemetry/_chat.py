@@ -11,7 +11,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from tau.ai import AssistantMessage, AssistantMessageEvent, Context, Model
+from tau.ai import AssistantMessage, AssistantMessageEvent, Context, Model, redact_secrets
 from tau.ai.adapters import http_observer
 from tau.telemetry import _content, _semconv
 from tau.telemetry._guard import guarded
@@ -36,7 +36,6 @@ class ChatCall:
     __slots__ = (
         "_first_chunk",
         "_metric_attributes",
-        "_secret",
         "_settings",
         "_started",
         "span",
@@ -75,8 +74,6 @@ class ChatCall:
             attributes[_semconv.INPUT_MESSAGES] = _content.input_messages(context.messages)
         kind = SpanKind.INTERNAL if model.api in _IN_PROCESS_APIS else SpanKind.CLIENT
         self.span = settings.tracer.start_span(f"chat {model.id}", kind=kind, attributes=attributes)
-        api_key = options.get("api_key")
-        self._secret = api_key if isinstance(api_key, str) and len(api_key) >= 4 else None
         self._started = time.perf_counter()
         self._first_chunk: float | None = None
 
@@ -224,10 +221,9 @@ class ChatCall:
             span.set_status(Status(StatusCode.ERROR, self._scrub(str(exc))))
             span.end()
 
-    def _scrub(self, text: str | None) -> str | None:
-        if text and self._secret is not None:
-            return text.replace(self._secret, "***")
-        return text
+    @staticmethod
+    def _scrub(text: str | None) -> str | None:
+        return redact_secrets(text) if text else text
 
 
 def observe_call(

@@ -30,10 +30,12 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("tau.agent.mcp needs the MCP SDK: pip install 'tau[mcp]'") from exc
 
+from tau.agent.mcp.content import MAX_RESULT_BYTES, results_dir
 from tau.agent.mcp.server import MCPServer, MCPServerError, MCPStatus, MCPToolError
-from tau.agent.mcp.tools import MCPTool, MCPToolset, model_tool_name
+from tau.agent.mcp.tools import MCPTool, MCPToolset, model_tool_name, model_tool_names
 
 __all__ = [
+    "MAX_RESULT_BYTES",
     "MCPServer",
     "MCPServerError",
     "MCPStatus",
@@ -41,4 +43,6 @@ __all__ = [
     "MCPToolError",
     "MCPToolset",
     "model_tool_name",
+    "model_tool_names",
+    "results_dir",
 ]

@@ -3,8 +3,11 @@
 The name, description and input schema are passed through; the label is the tool's ``title``
 (or its annotations' title). Names that providers would refuse (they accept 1-64 letters,
 digits, ``_`` and ``-``) are made acceptable: other characters become ``_`` and a name too
-long is cut and given a short hash of the original. The server is always called with the
-tool's own name.
+long is cut and given a short hash of the original. Two tools whose names become the same
+(``a.b`` and ``a_b``), and a tool named like tau's own typed-output tool (``final_result``),
+are renamed deterministically: the tool whose name needed no change keeps it, the others get
+``_`` and a short hash of their own name, and their description says so. The server is always
+called with the tool's own name.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from mcp import types as mcp_types
 from tau.agent.tools import AgentTool, AgentToolResult, ToolUpdateCallback
 from tau.ai import AbortSignal
 from tau.ai.adapters import short_hash
+from tau.ai.structured import OUTPUT_TOOL_NAME
 
-__all__ = ["MCPTool", "MCPToolset", "ToolServer", "model_tool_name"]
+__all__ = ["MCPTool", "MCPToolset", "ToolServer", "model_tool_name", "model_tool_names"]
 
 
 class ToolServer(Protocol):
@@ -64,16 +68,56 @@ def model_tool_name(name: str, prefix: str | None = None) -> str:
     return clean
 
 
+MAX_DESCRIPTION_CHARS = 4000
+"""A server's tool description is cut to this many characters before the model sees it."""
+_RESERVED = frozenset({OUTPUT_TOOL_NAME})
+"""Names tau's agent gives its own tools: an MCP tool never takes them."""
+
+
+def _hashed(clean: str, full: str) -> str:
+    digest = short_hash(full)[:8]
+    return f"{clean[: _NAME_LIMIT - len(digest) - 1]}_{digest}"
+
+
+def model_tool_names(names: Sequence[str], prefix: str | None = None) -> list[str]:
+    """:func:`model_tool_name` for each of one server's tools, all different and none of tau's
+    reserved names: of the tools a name would fall to, the one it needed no change for keeps
+    it (else the first in sorted order); the others are given a hash of their own name."""
+    wanted = [model_tool_name(name, prefix) for name in names]
+    claims: dict[str, list[str]] = {}
+    for name, clean in zip(names, wanted, strict=True):
+        claims.setdefault(clean, []).append(f"{prefix}_{name}" if prefix else name)
+    keepers: dict[str, str] = {}
+    for clean, fulls in claims.items():
+        if clean not in _RESERVED:
+            keepers[clean] = clean if clean in fulls else min(fulls)
+    out = []
+    for name, clean in zip(names, wanted, strict=True):
+        full = f"{prefix}_{name}" if prefix else name
+        out.append(clean if keepers.get(clean) == full else _hashed(clean, full))
+    return out
+
+
 class MCPTool(AgentTool):
     """A tool of an MCP server; running it calls the server (see
     :meth:`~tau.agent.mcp.MCPServer.call_tool`)."""
 
     __slots__ = ("mcp_name", "server", "spec")
 
-    def __init__(self, server: ToolServer, spec: mcp_types.Tool, name: str) -> None:
+    def __init__(
+        self, server: ToolServer, spec: mcp_types.Tool, name: str, *, renamed: bool = False
+    ) -> None:
         annotations = spec.annotations
         label = spec.title or (annotations.title if annotations is not None else None)
-        super().__init__(name, spec.description or "", spec.input_schema, label=label or spec.name)
+        description = spec.description or ""
+        if len(description) > MAX_DESCRIPTION_CHARS:
+            cut = len(description) - MAX_DESCRIPTION_CHARS
+            description = f"{description[:MAX_DESCRIPTION_CHARS]}… [{cut:,} more characters cut]"
+        if renamed:
+            # Renamed for a clash: the model (and whoever reads the transcript) learns why.
+            note = f"(The MCP server names this tool {spec.name!r}; renamed to {name!r} here.)"
+            description = f"{description}\n\n{note}" if description else note
+        super().__init__(name, description, spec.input_schema, label=label or spec.name)
         self.server = server
         """The server the tool belongs to."""
         self.mcp_name = spec.name
@@ -129,10 +173,16 @@ class MCPToolset:
         """The server's tools now, filtered and named (objects are reused while unchanged)."""
         listing = await self.server.list_tool_specs()
         if listing is not self._built_from:
+            specs = [spec for spec in listing if self._wanted(spec)]
+            names = model_tool_names([spec.name for spec in specs], self.prefix)
             self._tools = [
-                MCPTool(self.server, spec, model_tool_name(spec.name, self.prefix))
-                for spec in listing
-                if self._wanted(spec)
+                MCPTool(
+                    self.server,
+                    spec,
+                    name,
+                    renamed=name != model_tool_name(spec.name, self.prefix),
+                )
+                for spec, name in zip(specs, names, strict=True)
             ]
             self._built_from = listing
         return list(self._tools)

@@ -7,6 +7,7 @@ Each transport opens as the SDK's stream pair. A stdio server's stderr goes into
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import threading
 from collections.abc import AsyncIterator, Mapping
@@ -18,6 +19,8 @@ from urllib.parse import urlsplit
 
 from mcp.client import Transport
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tau.ai import redact_secrets
 
 __all__ = ["HttpTransport", "StderrTail", "StdioTransport", "TransportSpec"]
 
@@ -83,6 +86,38 @@ class StderrTail:
         return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+_MASK = "***"
+# A flag or an assignment whose name says it carries a credential.
+_SECRET_NAME = re.compile(
+    r"(?i)^-{0,2}[\w.-]*(?:key|token|secret|passw(?:or)?d|auth|credentials?|bearer)[\w.-]*$"
+)
+_MIN_ENV_SECRET = 6
+
+
+def _masked_command(words: list[str], env: Mapping[str, str]) -> str:
+    """``words`` as a shell line, every secret-looking word (or value) shown as ``***``."""
+    hidden = [v for v in env.values() if len(v) >= _MIN_ENV_SECRET]
+    out: list[str] = []
+    mask_next = False
+    for index, word in enumerate(words):
+        if mask_next:
+            out.append(_MASK)
+            mask_next = False
+            continue
+        name, equals, value = word.partition("=")
+        if index > 0 and _SECRET_NAME.match(name):
+            if equals:
+                out.append(f"{shlex.quote(name + '=')}{_MASK}" if value else shlex.quote(word))
+                continue
+            if name.startswith("-"):
+                mask_next = True  # the flag's value is the next word
+        for value in hidden:
+            word = word.replace(value, _MASK)
+        cleaned = redact_secrets(word)
+        out.append(_MASK if cleaned != word else shlex.quote(word))
+    return " ".join(out)
+
+
 @dataclass(frozen=True, slots=True)
 class StdioTransport:
     """A server run as a subprocess, speaking JSON-RPC lines on its stdin and stdout."""
@@ -93,8 +128,10 @@ class StdioTransport:
     cwd: str | None = None
 
     def describe(self) -> str:
-        """The command line, on one line and shortened for messages."""
-        line = " ".join(shlex.join([self.command, *self.args]).split())
+        """The command line, on one line and shortened for messages, with secret-looking
+        arguments (``--api-key VALUE``, ``--token=VALUE``, ``PASSWORD=VALUE``, key shapes,
+        known keys) and the values of the server's environment masked."""
+        line = " ".join(_masked_command([self.command, *self.args], self.env or {}).split())
         return line if len(line) <= 160 else line[:159] + "…"
 
     def default_name(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar, cast
 
 import jiter
 
+from tau.ai.capabilities.secrets import redact_secrets
 from tau.ai.core.types import (
     AssistantContent,
     AssistantMessage,
@@ -231,7 +232,8 @@ def dump_message(message: Message) -> JsonDict:
             "stopReason": message.stop_reason,
         }
         if message.error_message is not None:
-            out["errorMessage"] = message.error_message
+            # A provider's error can repeat the key it was sent: never written as it is.
+            out["errorMessage"] = redact_secrets(message.error_message)
         out["timestamp"] = message.timestamp
         return out
     if isinstance(message, ToolResultMessage):

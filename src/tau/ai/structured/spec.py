@@ -32,6 +32,9 @@ WRAPPER_KEY = "response"
 
 _NAME = re.compile(r"[^a-zA-Z0-9_-]+")
 _MAX_SHOWN = 2000  # characters of a rejected answer quoted back to the model
+MAX_OUTPUT_DEPTH = 100
+"""Outputs nested deeper are rejected (and not copied or validated): validating and copying
+recurse, and a recursive schema (``{"$ref": "#"}``) allows any depth."""
 
 
 class OutputValidationError(ValueError):
@@ -172,6 +175,8 @@ class OutputSpec(Generic[T]):
     def validate_object(self, data: Any, *, raw: Any = None) -> T:
         """The value of a decoded wire object (unwrapped if :attr:`wrapped`)."""
         shown = data if raw is None else raw
+        if _deeper_than(data, MAX_OUTPUT_DEPTH):
+            raise _error([("root", f"nested deeper than {MAX_OUTPUT_DEPTH} levels")], shown)
         if self.wrapped:
             if not isinstance(data, dict) or WRAPPER_KEY not in data:
                 raise _error([("root", f'expected an object with the key "{WRAPPER_KEY}"')], shown)
@@ -198,6 +203,8 @@ class OutputSpec(Generic[T]):
         ``Partial<Name>``, with ``None`` for what has not arrived. A JSON Schema output's
         partial is a copy of the object so far.
         """
+        if _deeper_than(data, MAX_OUTPUT_DEPTH):
+            return False, None  # the complete answer is rejected for it, with a retry
         if self.wrapped:
             if WRAPPER_KEY not in data:
                 return False, None
@@ -292,6 +299,23 @@ def _check_schema(schema: dict[str, Any]) -> dict[str, Any]:
     except (ValueError, jsonschema_rs.ReferencingError) as exc:
         raise ValueError(f"output_type is not a valid JSON Schema: {exc}") from None
     return schema
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests containers more than ``limit`` deep (without recursing)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _compile(schema: dict[str, Any]) -> Any:

@@ -108,7 +108,9 @@ def edit_tool(workspace: Workspace) -> AgentTool:
                 f"No changes made to {raw_path}. The replacement produced identical content."
             )
         text = updated.replace("\n", "\r\n") if crlf else updated
-        with open_regular_for_writing(path, raw_path) as out:
+        with open_regular_for_writing(
+            path, raw_path, linked_ok=workspace.may_change_linked(path)
+        ) as out:
             out.write(((_BOM if bom else "") + text).encode("utf-8"))
         diff, first_changed = _diff(content, updated)
         return AgentToolResult(

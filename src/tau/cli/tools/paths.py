@@ -60,6 +60,11 @@ class Workspace:
                 return True
         return False
 
+    def may_change_linked(self, resolved: Path) -> bool:
+        """Whether a file with several hard links may be changed at ``resolved``: only inside
+        an ``--allow-path`` root, where the user vouched for what is there."""
+        return any(resolved.is_relative_to(root.resolve()) for root in self.allowed)
+
     def display(self, path: Path) -> str:
         """``path`` relative to the working directory when it is inside it."""
         try:
@@ -158,11 +163,29 @@ def open_regular(path: Path, shown: str) -> BinaryIO:
     return _open_checked(path, shown, os.O_RDONLY)
 
 
-def open_regular_for_writing(path: Path, shown: str) -> BinaryIO:
-    """``path`` opened to be overwritten (created if missing); a non-regular file is refused."""
+def open_regular_for_writing(path: Path, shown: str, *, linked_ok: bool = False) -> BinaryIO:
+    """``path`` opened to be overwritten (created if missing); a non-regular file is refused,
+    and so is one with more than one hard link unless ``linked_ok`` (it is in an
+    ``--allow-path`` root): its other name may be outside every allowed root."""
     with contextlib.suppress(FileNotFoundError):  # a new file
-        _check_regular(os.stat(path).st_mode, shown)
+        info = os.stat(path)
+        _check_regular(info.st_mode, shown)
+        _check_links(info.st_nlink, shown, linked_ok)
     # Truncated only once it is known to be a regular file: a failed check changes nothing.
     handle = _open_checked(path, shown, os.O_RDWR | os.O_CREAT)
+    try:
+        _check_links(os.fstat(handle.fileno()).st_nlink, shown, linked_ok)  # linked meanwhile
+    except BaseException:
+        handle.close()
+        raise
     handle.truncate(0)
     return handle
+
+
+def _check_links(count: int, shown: str, linked_ok: bool) -> None:
+    if count > 1 and not linked_ok:
+        raise PathNotAllowedError(
+            f"Refusing to change {shown}: it has {count} hard links, so the same file may also "
+            "be outside the working directory (copy it to a new file first, or start tau with "
+            "--allow-path for its directory)"
+        )

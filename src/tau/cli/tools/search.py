@@ -4,14 +4,19 @@
 they walk into; ``grep`` opens regular files only and searches at most the first 16 MB of each.
 Every listing stops at its ``limit`` with a notice that says how to get more, and at 50 KB of
 output.
+
+``grep`` runs the model's pattern with RE2 (``google-re2``, the ``[cli]`` extra), whose matching
+time is linear in the text: a pattern such as ``(a+)+$`` cannot make it backtrack for ever. RE2's
+syntax is Python's without look-around and backreferences (an error says so). One call stops
+after :data:`GREP_TIME_LIMIT` seconds with what it found and a notice, and at once on abort.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import re
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tau.agent import AgentTool
 from tau.ai import AbortSignal
@@ -20,6 +25,10 @@ from tau.cli.tools.truncate import MAX_BYTES, format_size, truncate_head
 
 GREP_LINE_CHARS = 500
 GREP_MAX_FILE_BYTES = 16 * 1024 * 1024
+GREP_TIME_LIMIT = 60.0
+"""Seconds one ``grep`` call may search; then it returns what it found, with a notice."""
+_CHECK_EVERY = 4096
+"""Lines searched between two checks of the abort signal and the time limit."""
 
 
 def _capped(lines: list[str], notices: list[str]) -> str:
@@ -132,7 +141,11 @@ def find_tool(workspace: Workspace) -> AgentTool:
 _GREP_SCHEMA = {
     "type": "object",
     "properties": {
-        "pattern": {"type": "string", "description": "Regular expression (or text with literal)"},
+        "pattern": {
+            "type": "string",
+            "description": "Regular expression in RE2 syntax (Python's, without look-around or "
+            "backreferences), or plain text with literal",
+        },
         "path": {"type": "string", "description": "File or directory to search (default: current)"},
         "glob": {"type": "string", "description": "Only search files matching this glob"},
         "ignoreCase": {"type": "boolean", "description": "Case-insensitive search"},
@@ -144,10 +157,42 @@ _GREP_SCHEMA = {
 }
 
 
-def _clip(line: str) -> str:
+def _clip(raw: bytes) -> str:
+    line = raw.decode("utf-8", errors="replace")
     if len(line) <= GREP_LINE_CHARS:
         return line
     return line[:GREP_LINE_CHARS] + "... [truncated]"
+
+
+class _Regex(Protocol):
+    def search(self, text: bytes) -> object: ...
+
+
+def _compile(pattern: str, ignore_case: bool, literal: bool) -> tuple[_Regex, _Regex | None]:
+    """The pattern for one line, and the one that tells whether a whole file can match
+    (None when the pattern's ``\\A``/``\\z`` mean something else in a whole file)."""
+    try:
+        import re2
+    except ImportError:
+        raise RuntimeError("grep needs the google-re2 package: pip install 'tau[cli]'") from None
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print parse errors on stderr, over the screen
+    options.case_sensitive = not ignore_case
+    options.literal = literal
+    source = pattern.encode("utf-8", "replace")
+    try:
+        line: _Regex = re2.compile(source, options)
+        if literal:
+            return line, line
+        if b"\\A" in source or b"\\z" in source:
+            return line, None
+        return line, re2.compile(b"(?m)" + source, options)
+    except re2.error as exc:
+        reason = b" ".join(a for a in exc.args if isinstance(a, bytes)).decode("utf-8", "replace")
+        raise ValueError(
+            f"Invalid regular expression {pattern!r}: {reason or exc} (RE2 syntax: as Python's "
+            "re without look-around or backreferences; literal=true searches plain text)"
+        ) from None
 
 
 def grep_tool(workspace: Workspace) -> AgentTool:
@@ -160,12 +205,10 @@ def grep_tool(workspace: Workspace) -> AgentTool:
         raw = params.get("path") or "."
         limit = int(params.get("limit") or 100)
         context = max(0, int(params.get("context") or 0))
-        flags = re.IGNORECASE if params.get("ignoreCase") else 0
-        source = re.escape(pattern) if params.get("literal") else pattern
-        try:
-            regex = re.compile(source, flags)
-        except re.error as exc:
-            raise ValueError(f"Invalid regular expression {pattern!r}: {exc}") from None
+        regex, whole = _compile(
+            pattern, bool(params.get("ignoreCase")), bool(params.get("literal"))
+        )
+        deadline = time.monotonic() + GREP_TIME_LIMIT
         root = workspace.resolve(raw)
         if not root.exists():
             raise FileNotFoundError(f"Path not found: {raw}")
@@ -176,11 +219,14 @@ def grep_tool(workspace: Workspace) -> AgentTool:
         notices: list[str] = []
         for file in workspace.walk(root):
             signal.throw_if_aborted()
+            if time.monotonic() > deadline:
+                more = True
+                break
             relative = workspace.display(file)
             if glob and not _glob_matches(glob, file.relative_to(root).as_posix() or file.name):
                 continue
             try:
-                lines, cut = _text_lines(file, raw if file == root else relative)
+                data, cut = _text(file, raw if file == root else relative)
             except OSError:
                 if file == root:
                     raise  # named by the model: say why it cannot be searched
@@ -189,8 +235,16 @@ def grep_tool(workspace: Workspace) -> AgentTool:
                 notices.append(
                     f"[{relative}: only the first {format_size(GREP_MAX_FILE_BYTES)} searched]"
                 )
+            if not data or (whole is not None and not whole.search(data)):
+                continue  # one linear pass over the file: most files have no match at all
+            lines = data.split(b"\n")
             shown = -1
             for number, line in enumerate(lines):
+                if number % _CHECK_EVERY == 0:
+                    signal.throw_if_aborted()
+                    if time.monotonic() > deadline:
+                        more = True
+                        break
                 if not regex.search(line):
                     continue
                 if matches == limit:
@@ -208,12 +262,17 @@ def grep_tool(workspace: Workspace) -> AgentTool:
                     shown = ctx
             if more:
                 break
-        if not out:
-            return "\n\n".join(["No matches found", *notices])
-        if more:
+        if matches == limit and more:
             notices.append(
                 f"[{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern]"
             )
+        elif more:
+            notices.insert(
+                0,
+                f"[Search stopped after {GREP_TIME_LIMIT:g} s: narrow the path or glob for the rest]",
+            )
+        if not out:
+            return "\n\n".join(["No matches found", *notices])
         return _capped(out, notices)
 
     return AgentTool(
@@ -221,15 +280,17 @@ def grep_tool(workspace: Workspace) -> AgentTool:
     )
 
 
-def _text_lines(file: Path, shown: str) -> tuple[list[str], bool]:
-    """The lines of a text file (none for a binary one), and whether the size cap cut them."""
+def _text(file: Path, shown: str) -> tuple[bytes, bool]:
+    """The text of a file (empty for a binary one), its lines ended by ``\\n`` alone, and
+    whether the size cap cut it."""
     with open_regular(file, shown) as handle:
         data = handle.read(GREP_MAX_FILE_BYTES + 1)
     if b"\0" in data[:8192]:
-        return [], False  # binary
+        return b"", False  # binary
     cut = len(data) > GREP_MAX_FILE_BYTES
     if cut:
         # Search whole lines only: the one the cap split is left out (unless it is the only one).
         end = data.rfind(b"\n", 0, GREP_MAX_FILE_BYTES)
         data = data[: end + 1] if end >= 0 else data[:GREP_MAX_FILE_BYTES]
-    return data.decode("utf-8", errors="replace").splitlines(), cut
+    data = data.replace(b"\r\n", b"\n")
+    return data.removesuffix(b"\n"), cut

@@ -34,7 +34,9 @@ def write_tool(workspace: Workspace) -> AgentTool:
         path = workspace.resolve(raw_path)
         data = content.encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open_regular_for_writing(path, raw_path) as out:
+        with open_regular_for_writing(
+            path, raw_path, linked_ok=workspace.may_change_linked(path)
+        ) as out:
             out.write(data)
         return f"Successfully wrote {len(content)} bytes to {raw_path}"
 
