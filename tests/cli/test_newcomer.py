@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tau.ai import INSTALL_HINT
+from tau.ai.adapters import INSTALL_HINT
 from tau.cli import models
 from tau.cli.app import App, Settings
 from tau.cli.config import load_config

@@ -29,7 +29,9 @@ def test_a_models_json_provider_answers(tau: TauRunner, tmp_path: Path, llama_se
         },
     )
     listed = tau("models", "llamacpp")
-    assert "llamacpp/smollm2\tSmolLM2\t2048 ctx\t$0/$0 per Mtok\tmodels.json" in listed.stdout
+    assert (
+        "llamacpp/smollm2\tSmolLM2\t2,048 ctx\t$0/$0 per Mtok\t-\t-\tmodels.json" in listed.stdout
+    )
     done = tau("-m", "llamacpp/smollm2", "--tools", "none", "Say hello.", timeout=180)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()

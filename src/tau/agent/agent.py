@@ -48,16 +48,12 @@ tool sources, messages, session id, budgets, hooks, ``stream_fn``, ``get_api_key
 included) affects the next run. The tool sources themselves are asked for their current tools
 before every turn. The steering and follow-up modes are read at every dequeue.
 
-Run control: ``usage_limits`` bound each run (:mod:`tau.agent.usage`) and ``state.usage`` holds
-its totals, live; ``prompt()`` starts them from zero and ``continue_()`` counts on, so a run
-stopped by a limit goes on, after the limit is raised, within the same totals.
-``fallback_models`` are tried in order when the model fails before it has streamed anything
-(:func:`tau.ai.fallback_stream_fn`); each failed attempt is a ``fallback`` event.
-
-Typed output: ``Agent(output_type=City)`` makes every run end on a validated ``City`` (tools
-may come first), on ``result.output`` and ``state.output``; ``@agent.output_validator``
-functions check it and raise :class:`~tau.agent.ModelRetry` to have the model try again (see
-:mod:`tau.agent.output`).
+Run control: ``usage_limits`` bound each run (:mod:`tau.agent.usage`), ``state.usage`` holds
+its live totals (``prompt()`` starts from zero, ``continue_()`` counts on); ``fallback_models``
+are tried in order when the model fails before streaming anything, each a ``fallback`` event.
+Typed output: ``Agent(output_type=City)`` ends every run on a validated ``City`` (on
+``result.output``); ``@agent.output_validator`` functions may raise
+:class:`~tau.agent.ModelRetry` to have the model try again (see :mod:`tau.agent.output`).
 """
 
 from __future__ import annotations

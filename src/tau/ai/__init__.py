@@ -77,9 +77,6 @@ from tau.ai.streaming.event_stream import AssistantMessageEventStream, StreamEnd
 _moved.install()
 
 __all__ = [
-    "INSTALL_HINT",
-    "LOCAL_PROVIDER",
-    "REDACTED",
     "AbortController",
     "AbortSignal",
     "AbortedError",
@@ -103,7 +100,6 @@ __all__ = [
     "ProviderConnectionError",
     "ProviderError",
     "ProviderTimeoutError",
-    "SecretSource",
     "SerializationError",
     "Settings",
     "SimpleStreamOptions",
@@ -164,7 +160,6 @@ __all__ = [
     "local_model",
     "models_are_equal",
     "redact_secrets",
-    "remember_secret",
     "stream",
     "stream_simple",
     "stream_structured",
@@ -187,8 +182,6 @@ _LAZY = {
     "get_models": "tau.ai.lookup.catalog",
     "get_providers": "tau.ai.lookup.catalog",
     "models_are_equal": "tau.ai.lookup.catalog",
-    "INSTALL_HINT": "tau.ai.lookup.local_models",
-    "LOCAL_PROVIDER": "tau.ai.lookup.local_models",
     "default_local_model": "tau.ai.lookup.local_models",
     "local_model": "tau.ai.lookup.local_models",
     "get_env_api_key": "tau.ai.lookup.env_keys",
@@ -212,11 +205,8 @@ _LAZY = {
     "validate_tool_call": "tau.ai.capabilities.validation",
     "context_chars": "tau.ai.capabilities.size",
     "is_context_overflow": "tau.ai.capabilities.overflow",
-    "REDACTED": "tau.ai.capabilities.secrets",
-    "SecretSource": "tau.ai.capabilities.secrets",
     "add_secret_source": "tau.ai.capabilities.secrets",
     "redact_secrets": "tau.ai.capabilities.secrets",
-    "remember_secret": "tau.ai.capabilities.secrets",
 }
 
 # Modules that are public names as a whole: ``from tau.ai import faux``.
@@ -228,6 +218,8 @@ _STRUCTURED = "tau.ai.structured"
 _MOVED_NAMES = {
     **dict.fromkeys(
         [
+            "INSTALL_HINT",
+            "LOCAL_PROVIDER",
             "ABORTED_MESSAGE",
             "ApiProvider",
             "CallObserver",
@@ -326,13 +318,7 @@ if TYPE_CHECKING:
         fallback_stream_fn,
     )
     from tau.ai.capabilities.overflow import is_context_overflow
-    from tau.ai.capabilities.secrets import (
-        REDACTED,
-        SecretSource,
-        add_secret_source,
-        redact_secrets,
-        remember_secret,
-    )
+    from tau.ai.capabilities.secrets import add_secret_source, redact_secrets
     from tau.ai.capabilities.serialization import (
         SerializationError,
         dump_context,
@@ -360,12 +346,7 @@ if TYPE_CHECKING:
         models_are_equal,
     )
     from tau.ai.lookup.env_keys import get_env_api_key, key_variables
-    from tau.ai.lookup.local_models import (
-        INSTALL_HINT,
-        LOCAL_PROVIDER,
-        default_local_model,
-        local_model,
-    )
+    from tau.ai.lookup.local_models import default_local_model, local_model
     from tau.ai.providers import faux
     from tau.ai.structured.result import StructuredOutputError, StructuredResult
     from tau.ai.structured.run import complete_structured, stream_structured

@@ -20,6 +20,11 @@ machinery, is built from. Public, documented and stable like :mod:`tau.ai` itsel
   :func:`register_provider` or a ``tau.providers`` entry point; :func:`register_api_provider`
   is the older form (functions, no record). :func:`check_settings` is the check of
   :class:`tau.ai.Settings` that ``Agent`` and the entry points run.
+* **Secrets and the local model**: :func:`remember_secret` adds a key an adapter obtained
+  (an OAuth token, a signed header) to what :func:`tau.ai.redact_secrets` hides, shown as
+  :data:`REDACTED`; :class:`SecretSource` is what :func:`tau.ai.add_secret_source` takes.
+  :data:`LOCAL_PROVIDER` and :data:`INSTALL_HINT` name the embedded model's provider and how to
+  install it.
 * **Observing**: :func:`set_call_observer` and :data:`http_observer`, the seams
   ``tau.telemetry`` uses.
 
@@ -33,7 +38,10 @@ from tau.ai import _lazy
 __all__ = [
     "ABORTED_MESSAGE",
     "AUTHENTICATED",
+    "INSTALL_HINT",
     "JSON_EVENT_STREAM",
+    "LOCAL_PROVIDER",
+    "REDACTED",
     "UNKNOWN_ERROR_MESSAGE",
     "ApiProvider",
     "Authorize",
@@ -58,6 +66,7 @@ __all__ = [
     "Runner",
     "SSEDecoder",
     "SSEEvent",
+    "SecretSource",
     "StartCall",
     "StreamFunction",
     "ToolCallIdNormalizer",
@@ -98,6 +107,7 @@ __all__ = [
     "parse_streaming_json",
     "register_api_provider",
     "register_provider",
+    "remember_secret",
     "request_headers",
     "require_api_key",
     "resolve_api_key",
@@ -112,6 +122,11 @@ __all__ = [
 ]
 
 _LAZY = {
+    "INSTALL_HINT": "tau.ai.lookup.local_models",
+    "LOCAL_PROVIDER": "tau.ai.lookup.local_models",
+    "REDACTED": "tau.ai.capabilities.secrets",
+    "SecretSource": "tau.ai.capabilities.secrets",
+    "remember_secret": "tau.ai.capabilities.secrets",
     "MessageBuilder": "tau.ai.streaming.builder",
     "Runner": "tau.ai.streaming.launch",
     "error_stream": "tau.ai.streaming.launch",
@@ -194,6 +209,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from tau.ai.capabilities.overflow import overflow_patterns
+    from tau.ai.capabilities.secrets import REDACTED, SecretSource, remember_secret
     from tau.ai.capabilities.serialization import dump_content, dump_usage, load_usage
     from tau.ai.capabilities.transform_messages import (
         ForeignThinking,
@@ -215,6 +231,7 @@ if TYPE_CHECKING:
     )
     from tau.ai.core.options import OutputSchema, ToolChoiceOption, check_options, option_keys
     from tau.ai.lookup.env_keys import AUTHENTICATED, require_api_key, resolve_api_key
+    from tau.ai.lookup.local_models import INSTALL_HINT, LOCAL_PROVIDER
     from tau.ai.lookup.provider import Provider, StreamFunction, builder_decoder
     from tau.ai.lookup.registry import (
         ApiProvider,

@@ -19,7 +19,6 @@ from collections.abc import Coroutine, Iterator, Mapping
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
-from tau.ai.capabilities.secrets import remember_options_secrets
 from tau.ai.core.events import AssistantMessageEvent
 from tau.ai.core.options import SimpleStreamOptions
 from tau.ai.core.types import AssistantMessage, Context, Model, UserMessage
@@ -85,7 +84,10 @@ def _simple(
 def _call(
     start: StartCall, model: Model, context: Context, options: Mapping[str, Any]
 ) -> AssistantMessageEventStream:
-    # The keys of this call are redacted wherever its error message is written later.
+    # The keys of this call are redacted wherever its error message is written later. Imported
+    # here so that `import tau.ai` loads no capability (a module lookup per call, not an import).
+    from tau.ai.capabilities.secrets import remember_options_secrets
+
     remember_options_secrets(options, model.headers)
     # What is off costs nothing: one test per call when no observer (tracing) is installed.
     observer = observe.call_observer

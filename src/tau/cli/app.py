@@ -34,7 +34,6 @@ from tau.agent import (
     UsageLimits,
 )
 from tau.ai import (
-    LOCAL_PROVIDER,
     AbortController,
     AbortSignal,
     AssistantMessage,
@@ -45,6 +44,7 @@ from tau.ai import (
     is_context_overflow,
 )
 from tau.ai import Settings as ModelSettings
+from tau.ai.adapters import LOCAL_PROVIDER
 from tau.cli.app_events import (
     AppEvent,
     CompactionEnd,

@@ -53,9 +53,8 @@ from tau.ai import (
     find_model,
     get_models,
     load_model,
-    remember_secret,
 )
-from tau.ai.adapters import get_api_providers
+from tau.ai.adapters import get_api_providers, remember_secret
 from tau.cli.config import tau_home
 
 _VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")

@@ -28,8 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from tau.ai import (
-    INSTALL_HINT,
-    LOCAL_PROVIDER,
     Model,
     OpenAICompletionsCompat,
     default_local_model,
@@ -40,6 +38,7 @@ from tau.ai import (
     key_variables,
     local_model,
 )
+from tau.ai.adapters import INSTALL_HINT, LOCAL_PROVIDER
 from tau.cli.config import load_config
 from tau.cli.custom_models import CustomModelError, custom_models, lookup, models_path
 from tau.cli.errors import UsageError

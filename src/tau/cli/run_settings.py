@@ -81,7 +81,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """The settings the flags in ``args`` ask for (raises UsageError for bad ones)."""
     from pathlib import Path
 
-    from tau.ai import LOCAL_PROVIDER
+    from tau.ai.adapters import LOCAL_PROVIDER
     from tau.cli.app import Settings
     from tau.cli.compaction import load_settings
     from tau.cli.config import load_config

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from tau.ai import REDACTED, Model, get_env_api_key, redact_secrets
+from tau.ai import Model, get_env_api_key, redact_secrets
+from tau.ai.adapters import REDACTED
 
 __all__ = ["REDACTED", "UPSTREAM", "Redactor", "model_hosts", "server_secrets"]
 

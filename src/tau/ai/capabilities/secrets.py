@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 REDACTED = "[redacted]"
+"""What a redacted secret is replaced with in every message that leaves the process."""
 
 SecretSource = Callable[[], Iterable[str]]
 """A callable returning the secrets it holds now (an OAuth store's access and refresh tokens)."""
