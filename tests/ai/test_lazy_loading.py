@@ -49,7 +49,7 @@ def _heavy(modules: set[str]) -> list[str]:
         "botocore",
         "boto3",
         "google",
-        "llama_cpp",
+        "xllamacpp",
         "anthropic",
         "openai",
         "jsonschema_rs",

@@ -20,9 +20,6 @@ from tau.ai.lookup.registry import BUILTIN_PROVIDERS, builtin_records
 REPO = Path(__file__).resolve().parents[2]
 PROVIDERS = REPO / "src" / "tau" / "ai" / "providers"
 CORE_MODULES = ("options", "request", "decoder", "provider")
-# Moves another branch of this round makes: the test holds every other module to the pattern
-# meanwhile, and holds these too as soon as they land.
-PENDING = {"llama_cpp": (["decoder"], "its decoder leaves adapter.py on local-backend's branch")}
 
 
 def _packages() -> list[str]:
@@ -40,8 +37,6 @@ def _package_of(target: str) -> str:
 @pytest.mark.parametrize("package", _packages())
 def test_every_provider_package_has_the_core_modules(package: str) -> None:
     missing = [name for name in CORE_MODULES if not (PROVIDERS / package / f"{name}.py").is_file()]
-    if package in PENDING and missing == PENDING[package][0]:
-        pytest.xfail(PENDING[package][1])
     assert not missing, f"providers/{package} lacks {', '.join(m + '.py' for m in missing)}"
     # Its record module is the one the registry names, and nothing else stands in for it.
     assert not (PROVIDERS / package / "adapter.py").exists() or package == "llama_cpp"

@@ -138,7 +138,7 @@ async def test_the_proxy_server_rejects_non_finite_numbers() -> None:
         await asyncio.sleep(0)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="no llama_cpp")
+@pytest.mark.skipif(importlib.util.find_spec("xllamacpp") is None, reason="no xllamacpp")
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
 async def test_a_non_finite_temperature_on_the_local_model_is_a_clear_error(value: float) -> None:
     # Hostile: the embedded model has no JSON body to refuse NaN; llama.cpp sampled with it.

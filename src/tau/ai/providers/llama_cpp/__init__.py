@@ -1,8 +1,9 @@
-"""``llama-cpp``: GGUF models in-process through llama-cpp-python (extra ``[local]``).
+"""``llama-cpp``: GGUF models in-process through llama.cpp (xllamacpp, extra ``[local]``).
 
-The model is loaded once per process per file and reused; generation runs in a worker thread
-that hands each piece of output to the event loop with ``call_soon_threadsafe``, so the loop
-never blocks, and checks an abort flag at every token, so an abort stops it at once.
+The model is loaded once per process per file and reused (llama.cpp's server, run in this
+process and called directly); generation runs in a worker thread that hands each piece of
+output to the event loop with ``call_soon_threadsafe``, so the loop never blocks, and checks an
+abort flag at every token, so an abort stops it at once.
 
 Prompts are ChatML. Tools follow the protocol of llama-cpp-python's ``chatml-function-calling``
 chat format (the system prompt lists ``functions.<name>:`` with each JSON schema; the model
@@ -30,14 +31,17 @@ identical (same name and arguments) to one already made since the last user mess
 therefore not made again: the turn becomes a message instead. Only a call to a tool already
 used in that span is held back until its arguments are complete; others stream.
 
+Grammars are llama.cpp's: GBNF for the choices, and a tool's or the answer's JSON Schema
+compiled by llguidance, with closed objects and compact JSON.
+
 Usage is counted in the model's own tokens: ``input`` is the prompt, ``output`` every token the
 model sampled (the constrained choices included), also when the generation is aborted: tokens
-already read and sampled were spent. Generation uses llama-cpp-python's default
-thread count (half the CPUs).
+already read and sampled were spent. Generation uses llama.cpp's default thread count.
 
 * :mod:`.options`: :class:`~.options.LlamaCppOptions`;
 * :mod:`.request`: ``build_request``, the ChatML prompt and the settings of one turn;
 * :mod:`.generate`: the loaded models and the turn generated in a worker thread;
-* :mod:`.adapter`: ``stream`` and ``stream_simple``, and :class:`~.adapter.LlamaCppDecoder`,
-  which turns what the worker hands over into builder calls.
+* :mod:`.decoder`: :class:`~.decoder.LlamaCppDecoder`, which turns what the worker hands over
+  into builder calls;
+* :mod:`.adapter`: ``stream`` and ``stream_simple``.
 """

@@ -1,28 +1,40 @@
 """Generating one local turn in a worker thread, handing each piece to the event loop.
 
-The model is loaded once per process per file and reused; generations on one model are
-serialised by its lock. The worker checks a stop flag at every token, so an abort stops it at
-once.
+The model is loaded once per process per file and reused: an in-process llama.cpp server
+(xllamacpp) with one slot, whose prompt cache lets each step of a turn (the header, the
+arguments, the next header) read only the tokens that are new. Generations on one model are
+serialised by its lock. Each streamed token goes through a callback that returns true once
+the stop flag is set, which ends the generation at that token.
 """
 
 from __future__ import annotations
 
-import codecs
 import json
+import secrets
 import threading
+import urllib.request
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from llama_cpp import Llama
-from llama_cpp.llama_grammar import LlamaGrammar
+import xllamacpp
 
 from tau.ai.core.errors import ProviderError
 from tau.ai.core.types import StopReason
+from tau.ai.providers.llama_cpp.decoder import (
+    CALL_DELTA,
+    CALL_END,
+    CALL_START,
+    FAIL,
+    FINISH,
+    TEXT,
+    TEXT_START,
+)
 from tau.ai.providers.llama_cpp.request import (
     MAX_CALLS_PER_TURN,
     MESSAGE_PREFIX,
+    Constraint,
     LocalRequest,
     arguments_grammar,
     choice_grammar,
@@ -32,21 +44,42 @@ from tau.ai.providers.llama_cpp.request import (
 
 __all__ = ["Counts", "Loaded", "Post", "Stopped", "Turn", "load"]
 
+# The sampling llama-cpp-python applied (tau's backend before this one).
+SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05}
+# Free text and typed answers also get its repetition penalty: a small model at temperature 0
+# falls into loops without it (a list repeating its items). llama.cpp counts the prompt's last
+# tokens too, where llama-cpp-python counted only the generated ones, so the constrained steps
+# (the header choices, a call's arguments) go without it: there it made the end of a turn
+# (whose token closes every prompt turn) and the user's own words (the city to look up) less
+# likely, and the model called again, for another city.
+PENALTY = {"repeat_penalty": 1.1, "repeat_last_n": 64}
+# The server's HTTP port (on 127.0.0.1; tau calls it in-process and only tokenizes over it)
+# takes requests with this process's key only: no other program or web page can use it.
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
 
 class Loaded:
     """One model file in memory, and the lock that serialises generations on it."""
 
-    __slots__ = ("end_tokens", "generate_lock", "llama")
+    __slots__ = ("_key", "generate_lock", "n_ctx", "server")
 
-    def __init__(self, llama: Llama) -> None:
-        self.llama = llama
+    def __init__(self, server: xllamacpp.Server, n_ctx: int, key: str) -> None:
+        self.server = server
+        self.n_ctx = n_ctx
+        self._key = key
         self.generate_lock = threading.Lock()
-        ends = {llama.token_eos()}
-        for marker in (b"<|im_end|>", b"<|endoftext|>"):
-            ids = llama.tokenize(marker, add_bos=False, special=True)
-            if len(ids) == 1:
-                ends.add(ids[0])
-        self.end_tokens = frozenset(ends)
+
+    def tokenize(self, text: str) -> list[int]:
+        """The tokens the model reads for ``text`` (special tokens parsed, BOS as the model
+        wants it): what a prompt costs."""
+        request = urllib.request.Request(
+            f"{self.server.listening_address}/tokenize",
+            data=json.dumps({"content": text, "add_special": True, "parse_special": True}).encode(),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self._key}"},
+        )
+        with _NO_PROXY.open(request, timeout=60) as response:
+            tokens: list[int] = json.loads(response.read())["tokens"]
+        return tokens
 
 
 _models: dict[tuple[Path, int], Loaded] = {}
@@ -59,24 +92,26 @@ def load(path: Path, n_ctx: int) -> Loaded:
     with _models_lock:
         loaded = _models.get(key)
         if loaded is None:
+            params = xllamacpp.CommonParams()
+            params.model.path = str(key[0])
+            params.n_ctx = n_ctx
+            params.n_parallel = 1
+            params.verbosity = -1  # llama.cpp logs every step to stderr otherwise
+            api_key = secrets.token_urlsafe(32)
+            params.api_keys = [api_key]
             try:
-                llama = Llama(
-                    model_path=str(key[0]),
-                    n_ctx=n_ctx,
-                    verbose=False,
-                )
-            except (ValueError, RuntimeError) as exc:  # not a GGUF, unsupported architecture
-                raise ProviderError(f"cannot load local model {path}: {exc}") from exc
-            loaded = _models[key] = Loaded(llama)
+                server = xllamacpp.Server(params)
+            except RuntimeError as exc:  # not a GGUF, unsupported architecture
+                raise ProviderError(
+                    f"cannot load local model {path}: not a GGUF file llama.cpp can run ({exc})"
+                ) from exc
+            loaded = _models[key] = Loaded(server, n_ctx, api_key)
         return loaded
 
 
 class Stopped(Exception):
     """The consumer went away (abort, cancellation): generation ends at once."""
 
-
-# What the worker hands to the event loop: (kind, value).
-TEXT_START, TEXT, CALL_START, CALL_DELTA, CALL_END, FINISH, FAIL = range(7)
 
 Post = Callable[[int, Any], None]
 
@@ -104,7 +139,6 @@ class Turn:
         counts: Counts,
     ) -> None:
         self.loaded = loaded
-        self.llama = loaded.llama
         self.prompt = request.prompt
         self.tools = {t.name: t for t in request.tools}
         self.settings = request.settings
@@ -133,77 +167,97 @@ class Turn:
         except Exception as exc:
             self.post(FAIL, f"local model failed: {exc}")
 
-    def _tokens(self, text: str) -> list[int]:
-        tokens = self.llama.tokenize(text.encode("utf-8"), add_bos=True, special=True)
-        n_ctx = self.llama.n_ctx()
-        if len(tokens) >= n_ctx:
+    def _prompt_size(self, prompt: str) -> int:
+        size = len(self.loaded.tokenize(prompt))
+        n_ctx = self.loaded.n_ctx
+        if size >= n_ctx:
             raise ProviderError(
-                f"prompt is {len(tokens)} tokens, which exceeds the context window of "
-                f"{n_ctx} tokens"
+                f"prompt is {size} tokens, which exceeds the context window of {n_ctx} tokens"
             )
-        return tokens
+        return size
 
     def _generate(
         self,
         prompt: str,
         *,
-        grammar: LlamaGrammar | None,
+        grammar: Constraint | None,
         temperature: float,
         on_piece: Callable[[str], None] | None,
         most: int | None = None,
+        free: bool = False,
     ) -> tuple[str, bool]:
         """Sample until an end token, the budget or ``most`` tokens; returns (text, whether it
-        ended)."""
-        tokens = self._tokens(prompt)
+        ended). ``free`` text gets the repetition penalty."""
+        size = self._prompt_size(prompt)
         counts = self.counts
         if not counts.input:
-            counts.input = len(tokens)
-        limit = min(self.budget, self.llama.n_ctx() - len(tokens))
+            counts.input = size
+        limit = min(self.budget, self.loaded.n_ctx - size)
         if most is not None:
             limit = min(limit, most)
         if limit <= 0:
             return "", False
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        body: dict[str, Any] = {
+            "prompt": prompt,
+            "n_predict": limit,
+            "temperature": temperature,
+            **SAMPLING,
+            **(PENALTY if free else {}),
+            **(grammar or {}),
+            "stream": True,
+            "cache_prompt": True,
+            "timings_per_token": True,  # each chunk counts the tokens sampled so far
+        }
         pieces: list[str] = []
-        end_tokens = self.loaded.end_tokens
-        llama = self.llama
         stop = self.stop
-        count = 0
-        ended = False
-        for token in llama.generate(
-            tokens,
-            temp=temperature,
-            top_k=40,
-            top_p=0.95,
-            min_p=0.05,
-            repeat_penalty=1.1,
-            grammar=grammar,
-        ):
-            if stop.is_set():
-                raise Stopped
-            count += 1
-            counts.output += 1
-            if token in end_tokens:
-                ended = True
-                break
-            piece = decoder.decode(llama.detokenize([token]))
-            if piece:
-                pieces.append(piece)
-                if on_piece is not None:
-                    on_piece(piece)
-            if count >= limit:
-                break
-        self.budget -= count
-        return "".join(pieces), ended
+        spent = counts.output
+        sampled = 0
+        finish: str | None = None
+        failure: BaseException | None = None
 
-    def _message(self, prompt: str, *, opening: LlamaGrammar | None = None) -> StopReason:
+        def on_chunk(chunk: dict[str, Any]) -> bool:
+            # Whatever goes wrong here is carried out of the backend's call, never raised
+            # through it; returning true ends the generation at this token.
+            nonlocal sampled, finish, failure
+            try:
+                if "error" in chunk:
+                    raise ProviderError(f"local model failed: {_error_text(chunk['error'])}")
+                timings = chunk.get("timings")
+                if timings is not None:
+                    sampled = int(timings.get("predicted_n", sampled))
+                    counts.output = spent + sampled
+                if stop.is_set():
+                    raise Stopped
+                choice = chunk["choices"][0]
+                piece = choice.get("text") or ""
+                if piece:
+                    pieces.append(piece)
+                    if on_piece is not None:
+                        on_piece(piece)
+                finish = choice.get("finish_reason") or finish
+            except BaseException as exc:
+                failure = exc
+                return True
+            return False
+
+        result = self.loaded.server.handle_completions(body, on_chunk)
+        if failure is not None:
+            raise failure
+        if isinstance(result, dict) and "error" in result:
+            raise ProviderError(f"local model failed: {_error_text(result['error'])}")
+        if stop.is_set():
+            raise Stopped
+        self.budget -= sampled
+        return "".join(pieces), finish == "stop"
+
+    def _message(self, prompt: str, *, opening: Constraint | None = None) -> StopReason:
         """Generate text; ``opening`` constrains its first token (see the package docstring)."""
         post = self.post
         post(TEXT_START, None)
         temperature = self.settings.temperature
         if opening is not None:
             first, ended = self._generate(
-                prompt, grammar=opening, temperature=temperature, on_piece=None, most=1
+                prompt, grammar=opening, temperature=temperature, on_piece=None, most=1, free=True
             )
             if first:
                 post(TEXT, first)
@@ -220,7 +274,9 @@ class Turn:
             if piece:
                 post(TEXT, piece)
 
-        _, ended = self._generate(prompt, grammar=None, temperature=temperature, on_piece=on_piece)
+        _, ended = self._generate(
+            prompt, grammar=None, temperature=temperature, on_piece=on_piece, free=True
+        )
         return "stop" if ended else "length"
 
     def _json_answer(self, schema: dict[str, Any]) -> StopReason:
@@ -232,6 +288,7 @@ class Turn:
             grammar=schema_grammar(schema),
             temperature=self.settings.temperature,
             on_piece=lambda piece: post(TEXT, piece),
+            free=True,
         )
         return "stop" if ended else "length"
 
@@ -287,6 +344,12 @@ class Turn:
         if not chosen:
             return "length"
         return self._message(self.prompt + MESSAGE_PREFIX, opening=opening_grammar())
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error)
 
 
 def _call_id() -> str:

@@ -1,4 +1,4 @@
-"""The ``llama-cpp`` provider record: a local GGUF model run in-process by llama-cpp-python."""
+"""The ``llama-cpp`` provider record: a local GGUF model run in-process by llama.cpp (xllamacpp)."""
 
 from __future__ import annotations
 

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
-
 from tau.ai.core.errors import ProviderError
 from tau.ai.core.options import OutputSchema
 from tau.ai.core.types import (
@@ -29,7 +27,7 @@ from tau.ai.providers.llama_cpp.options import LlamaCppOptions
 from tau.ai.providers.output_schema import output_instructions
 from tau.ai.streaming.sanitize import sanitize_surrogates
 
-__all__ = ["LocalRequest", "Settings", "build_request", "render_prompt"]
+__all__ = ["Constraint", "LocalRequest", "Settings", "build_request", "render_prompt"]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 DEFAULT_TEMPERATURE = 0.0  # greedy: small models wander when sampled, and runs repeat
@@ -39,6 +37,17 @@ MAX_CALLS_PER_TURN = 8
 MESSAGE_PREFIX = "message:\n"
 # One token that starts with neither whitespace nor the opener of a placeholder or an object.
 _OPENING_GBNF = "root ::= [^<{\\x00-\\x20] [^\\x00-\\x20]*\n"
+# JSON as compact as Python's json.dumps writes it: no free whitespace for a small model to
+# wander in (llguidance's JSON options, read from the schema's top level).
+_COMPACT = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+# Keywords whose values are data, not subschemas: an object there is left as it is.
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+# Keywords whose values map names to subschemas.
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+
+Constraint = dict[str, Any]
+"""The request fields that constrain one generation: ``{"grammar": gbnf}`` or
+``{"json_schema": schema}`` (compiled by the backend, llama.cpp's GBNF engine or llguidance)."""
 
 
 @dataclass(slots=True)
@@ -199,31 +208,60 @@ def _literal(text: str) -> str:
     return json.dumps(text)
 
 
-def choice_grammar(tools: Sequence[Tool], *, first: bool) -> LlamaGrammar:
+def choice_grammar(tools: Sequence[Tool], *, first: bool) -> Constraint:
+    """The header of the next step: ``message:`` or a call (after a call, also the end)."""
     calls = " | ".join(_literal(f"functions.{t.name}:") for t in tools)
     # The first choice must pick one; after a call, the empty match lets the turn end.
     root = f'root ::= "message:" | {calls}\n' if first else f"root ::= ({calls})?\n"
-    return LlamaGrammar.from_string(root, verbose=False)
+    return {"grammar": root}
 
 
-def opening_grammar() -> LlamaGrammar:
+def opening_grammar() -> Constraint:
     """The first token of a message: no whitespace, no ``<`` or ``{`` (a small model's copy of
     its prompt starts there)."""
-    return LlamaGrammar.from_string(_OPENING_GBNF, verbose=False)
+    return {"grammar": _OPENING_GBNF}
 
 
-def arguments_grammar(tool: Tool) -> LlamaGrammar:
+def arguments_grammar(tool: Tool) -> Constraint:
     """A tool call's arguments: JSON following the tool's schema."""
     return schema_grammar(tool.json_schema)
 
 
-def schema_grammar(schema: dict[str, Any]) -> LlamaGrammar:
-    """The grammar of JSON that follows ``schema``."""
+def schema_grammar(schema: dict[str, Any]) -> Constraint:
+    """JSON that follows ``schema``: its objects closed (no property the schema does not name)
+    and written compactly.
+
+    A schema that does not compile (an unresolvable ``$ref``, an unknown type) would be
+    dropped by the backend without a word, leaving the generation free; it gets any JSON
+    object instead, as before.
+    """
+    import jsonschema_rs
+
     try:
-        return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-    except Exception:
-        # A schema the converter cannot express still gets well-formed JSON.
-        return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+        jsonschema_rs.validator_for(schema)
+    except (jsonschema_rs.ValidationError, ValueError, TypeError):
+        schema = {"type": "object"}
+    return {"json_schema": {**_closed(schema), "x-guidance": _COMPACT}}
+
+
+def _closed(schema: Any) -> Any:
+    """``schema`` with ``additionalProperties: false`` on every object that does not say."""
+    if isinstance(schema, list):
+        return [_closed(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _DATA_KEYWORDS:
+            out[key] = value
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            # Names here are property names, not keywords: a property may be called "properties".
+            out[key] = {name: _closed(sub) for name, sub in value.items()}
+        else:
+            out[key] = _closed(value)
+    if "properties" in out and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
 
 
 def _calls_since_last_user(context: Context) -> list[ToolCall]:
