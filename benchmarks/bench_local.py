@@ -1,37 +1,80 @@
-"""Tokens per second of the embedded local model through tau, next to llama-cpp-python directly.
+"""Tokens per second and time to first token of the embedded local model through tau, next to
+its backend (xllamacpp, llama.cpp's server in-process) called directly, and next to
+llama-cpp-python (tau's previous backend) where it is installed.
 
-Run: ``python benchmarks/bench_local.py`` (needs the ``[local]`` extra). Both sides use the same
-loaded model, the same prompt text and the same greedy sampling, alternating, in one process;
-"direct" is ``Llama.create_completion(stream=True)`` iterated to the end, "tau" is
-``tau.ai.stream`` consumed event by event (the worker thread, the hand-over to the event loop
-and the event objects included). Target: tau at 95% of direct or better.
+Run: ``python benchmarks/bench_local.py`` (needs the ``[local]`` extra). All sides run the same
+GGUF, the same prompt text and the same greedy sampling with the same repetition penalty,
+alternating, in one process, each warmed up first (model loaded, prompt cached). "direct" is
+``Server.handle_completions`` streamed to the end through a callback; "tau" is ``tau.ai.stream``
+consumed event by event (the prompt's token count, the worker thread, the hand-over to the
+event loop and the event objects included); "llama-cpp-python" is
+``Llama.create_completion(stream=True)`` iterated to the end. Each backend uses its default
+thread count. Target: tau at 95% of direct or better, in both tokens/s and time to first token.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from tau.ai import Context, UserMessage, stream  # noqa: E402
 from tau.ai.lookup.local_models import default_local_model, gguf_path  # noqa: E402
-from tau.ai.providers import llama_cpp as provider  # noqa: E402
+from tau.ai.providers.llama_cpp import generate  # noqa: E402
+from tau.ai.providers.llama_cpp.request import render_prompt  # noqa: E402
 
-ROUNDS = 5
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 MAX_TOKENS = 256
 PROMPT = "Write a long, detailed story about a lighthouse keeper and a storm."
 
+Sample = tuple[int, float, float]
+"""(tokens, seconds to the first token, seconds in all) of one streamed completion."""
 
-def direct(llama: object, prompt: str) -> tuple[int, float]:
-    """(tokens, seconds) of one streamed completion straight through llama-cpp-python."""
+
+def direct(loaded: generate.Loaded, prompt: str) -> Sample:
+    """One streamed completion straight through xllamacpp's server, with tau's settings."""
+    first: float | None = None
+    tokens = 0
     started = time.perf_counter()
-    text = []
-    for chunk in llama.create_completion(  # type: ignore[attr-defined]
+
+    def on_chunk(chunk: dict[str, Any]) -> bool:
+        nonlocal first, tokens
+        if first is None and chunk["choices"] and chunk["choices"][0].get("text"):
+            first = time.perf_counter()
+        tokens = int(chunk.get("timings", {}).get("predicted_n", tokens))
+        return False
+
+    loaded.server.handle_completions(
+        {
+            "prompt": prompt,
+            "n_predict": MAX_TOKENS,
+            "temperature": 0.0,
+            **generate.SAMPLING,
+            **generate.PENALTY,
+            "stream": True,
+            "cache_prompt": True,
+            "timings_per_token": True,
+        },
+        on_chunk,
+    )
+    done = time.perf_counter()
+    return tokens, (first or done) - started, done - started
+
+
+def llama_cpp_python(llama: Any, prompt: str) -> Sample:
+    """One streamed completion through llama-cpp-python, with the same settings."""
+    first: float | None = None
+    tokens = 0
+    started = time.perf_counter()
+    for chunk in llama.create_completion(
         prompt,
         max_tokens=MAX_TOKENS,
         temperature=0.0,
@@ -41,46 +84,79 @@ def direct(llama: object, prompt: str) -> tuple[int, float]:
         repeat_penalty=1.1,
         stream=True,
     ):
-        text.append(chunk["choices"][0]["text"])
-    seconds = time.perf_counter() - started
-    tokens = len(llama.tokenize("".join(text).encode(), add_bos=False, special=True))  # type: ignore[attr-defined]
-    return tokens, seconds
+        if first is None and chunk["choices"][0]["text"]:
+            first = time.perf_counter()
+        tokens += 1  # one chunk per sampled token
+    done = time.perf_counter()
+    return tokens, (first or done) - started, done - started
 
 
-async def through_tau(context: Context) -> tuple[int, float]:
-    """(tokens, seconds) of one response through tau.ai.stream."""
-    model = default_local_model()
+async def through_tau(context: Context) -> Sample:
+    """One response through tau.ai.stream."""
+    first: float | None = None
     started = time.perf_counter()
-    events = stream(model, context, max_tokens=MAX_TOKENS, temperature=0.0)
-    async for _ in events:
-        pass
+    events = stream(default_local_model(), context, max_tokens=MAX_TOKENS, temperature=0.0)
+    async for event in events:
+        if first is None and event.type == "text_delta":
+            first = time.perf_counter()
     message = await events.result()
-    seconds = time.perf_counter() - started
+    done = time.perf_counter()
     if message.stop_reason == "error":
         raise SystemExit(f"tau failed: {message.error_message}")
-    return message.usage.output, seconds
+    return message.usage.output, (first or done) - started, done - started
+
+
+def _load_llama_cpp_python(path: Path, n_ctx: int) -> Any:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return None
+    import llama_cpp
+
+    return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, verbose=False)
 
 
 async def main() -> None:
     model = default_local_model()
     context = Context([UserMessage(PROMPT)])
-    prompt = provider.render_prompt(context)
-    # Load once, and warm up both paths, so neither pays for loading or a cold cache.
-    await through_tau(context)
-    llama = provider._load(gguf_path(model), model.context_window).llama
-    direct(llama, prompt)
-    rates: dict[str, list[float]] = {"direct": [], "tau": []}
-    for _ in range(ROUNDS):
-        tokens, seconds = direct(llama, prompt)
-        rates["direct"].append(tokens / seconds)
-        tokens, seconds = await through_tau(context)
-        rates["tau"].append(tokens / seconds)
-    d = statistics.median(rates["direct"])
-    t = statistics.median(rates["tau"])
-    print(f"embedded model {model.provider}/{model.id}, {MAX_TOKENS} tokens max, {ROUNDS} rounds")
-    print(f"  llama-cpp-python direct  {d:8.1f} tokens/s")
-    print(f"  tau.ai.stream            {t:8.1f} tokens/s")
-    print(f"  tau / direct             {t / d:8.1%}   (target >= 95%)")
+    # tau's free text starts after ChatML's assistant header, as the prompt ends.
+    prompt = render_prompt(context)
+    path = gguf_path(model)
+    loaded = generate.load(path, model.context_window)
+    other = _load_llama_cpp_python(path, model.context_window)
+    sides: dict[str, Any] = {
+        "xllamacpp direct": lambda: direct(loaded, prompt),
+        "tau.ai.stream": None,
+    }
+    if other is not None:
+        sides["llama-cpp-python"] = lambda: llama_cpp_python(other, prompt)
+    samples: dict[str, list[Sample]] = {name: [] for name in sides}
+    for round_ in range(ROUNDS + 1):  # the first round warms every side up, unrecorded
+        for name, run in sides.items():
+            sample = await through_tau(context) if run is None else run()
+            if round_:
+                samples[name].append(sample)
+    load = os.getloadavg()[0]
+    print(
+        f"embedded model {model.provider}/{model.id}, {MAX_TOKENS} tokens max, {ROUNDS} rounds, "
+        f"{os.cpu_count()} CPUs, load average {load:.1f} at the end"
+    )
+    print(f"  {'':20} {'tokens/s':>9} {'first token':>12}")
+    rates: dict[str, float] = {}
+    firsts: dict[str, float] = {}
+    for name, runs in samples.items():
+        rates[name] = statistics.median(tokens / seconds for tokens, _, seconds in runs)
+        firsts[name] = statistics.median(first for _, first, _ in runs)
+        print(f"  {name:20} {rates[name]:9.1f} {firsts[name] * 1000:10.1f}ms")
+    base = "xllamacpp direct"
+    print(
+        f"  tau / direct: {rates['tau.ai.stream'] / rates[base]:.1%} of the tokens/s, first "
+        f"token in {firsts['tau.ai.stream'] / firsts[base]:.0%} of the time   (target: >= 95% "
+        "of the tokens/s)"
+    )
+    if other is not None:
+        print(
+            f"  xllamacpp / llama-cpp-python: {rates[base] / rates['llama-cpp-python']:.1%} of "
+            "the tokens/s"
+        )
 
 
 if __name__ == "__main__":

