@@ -151,6 +151,17 @@ async def test_model_is_loaded_once_and_the_loop_keeps_running() -> None:
     assert ticks > 0, "the event loop was blocked during generation"
 
 
+async def test_two_concurrent_runs_are_serialised_without_mixing() -> None:
+    contexts = [Context([UserMessage("Name three colors.")]), Context([UserMessage("Hi!")])]
+    alone = [(await _collect(c, max_tokens=16))[1] for c in contexts]
+    together = await asyncio.gather(*(_collect(c, max_tokens=16) for c in contexts))
+    for (events, message), single in zip(together, alone, strict=True):
+        check_grammar(events, message)
+        # Each stream carries its own answer, whole: the same as when it ran alone.
+        assert message.text == single.text != ""
+        assert message.usage.input == single.usage.input
+
+
 async def test_a_file_that_is_not_a_gguf_is_an_error_event(tmp_path: Path) -> None:
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"not a model")

@@ -46,12 +46,11 @@ __all__ = ["Counts", "Loaded", "Post", "Stopped", "Turn", "load"]
 
 # The sampling llama-cpp-python applied (tau's backend before this one).
 SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05}
-# Free text and typed answers also get its repetition penalty: a small model at temperature 0
-# falls into loops without it (a list repeating its items). llama.cpp counts the prompt's last
-# tokens too, where llama-cpp-python counted only the generated ones, so the constrained steps
-# (the header choices, a call's arguments) go without it: there it made the end of a turn
-# (whose token closes every prompt turn) and the user's own words (the city to look up) less
-# likely, and the model called again, for another city.
+# And its repetition penalty, for everything but the header choices: a small model at
+# temperature 0 falls into loops without it (a list repeating its items, a string argument
+# that never ends). llama.cpp counts the prompt's last tokens too, where llama-cpp-python
+# counted only the generated ones, which in a header choice made the end of the turn (its
+# token closes every turn of the prompt) less likely: the model called again.
 PENALTY = {"repeat_penalty": 1.1, "repeat_last_n": 64}
 # The server's HTTP port (on 127.0.0.1; tau calls it in-process and only tokenizes over it)
 # takes requests with this process's key only: no other program or web page can use it.
@@ -184,10 +183,10 @@ class Turn:
         temperature: float,
         on_piece: Callable[[str], None] | None,
         most: int | None = None,
-        free: bool = False,
+        penalised: bool = True,
     ) -> tuple[str, bool]:
         """Sample until an end token, the budget or ``most`` tokens; returns (text, whether it
-        ended). ``free`` text gets the repetition penalty."""
+        ended). ``penalised``: with the repetition penalty."""
         size = self._prompt_size(prompt)
         counts = self.counts
         if not counts.input:
@@ -202,7 +201,7 @@ class Turn:
             "n_predict": limit,
             "temperature": temperature,
             **SAMPLING,
-            **(PENALTY if free else {}),
+            **(PENALTY if penalised else {}),
             **(grammar or {}),
             "stream": True,
             "cache_prompt": True,
@@ -257,7 +256,7 @@ class Turn:
         temperature = self.settings.temperature
         if opening is not None:
             first, ended = self._generate(
-                prompt, grammar=opening, temperature=temperature, on_piece=None, most=1, free=True
+                prompt, grammar=opening, temperature=temperature, on_piece=None, most=1
             )
             if first:
                 post(TEXT, first)
@@ -274,9 +273,7 @@ class Turn:
             if piece:
                 post(TEXT, piece)
 
-        _, ended = self._generate(
-            prompt, grammar=None, temperature=temperature, on_piece=on_piece, free=True
-        )
+        _, ended = self._generate(prompt, grammar=None, temperature=temperature, on_piece=on_piece)
         return "stop" if ended else "length"
 
     def _json_answer(self, schema: dict[str, Any]) -> StopReason:
@@ -288,7 +285,6 @@ class Turn:
             grammar=schema_grammar(schema),
             temperature=self.settings.temperature,
             on_piece=lambda piece: post(TEXT, piece),
-            free=True,
         )
         return "stop" if ended else "length"
 
@@ -301,7 +297,11 @@ class Turn:
         tools = list(self.tools.values())
         prompt = self.prompt
         header, chosen = self._generate(
-            prompt, grammar=choice_grammar(tools, first=True), temperature=0.0, on_piece=None
+            prompt,
+            grammar=choice_grammar(tools, first=True),
+            temperature=0.0,
+            on_piece=None,
+            penalised=False,
         )
         calls = 0
         # A header cut by the token budget (``functions.get_wea``) names no tool: stop there.
@@ -337,7 +337,11 @@ class Turn:
             self.made_calls.add((name, _canonical(arguments)))
             prompt = f"{call_prompt}{arguments}\n"
             header, chosen = self._generate(
-                prompt, grammar=choice_grammar(tools, first=False), temperature=0.0, on_piece=None
+                prompt,
+                grammar=choice_grammar(tools, first=False),
+                temperature=0.0,
+                on_piece=None,
+                penalised=False,
             )
         if calls:
             return "toolUse"
