@@ -45,6 +45,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 from rich.text import Text
 
+from tau.agent import PendingCall
 from tau.ai import Model
 from tau.cli.app import App, Settings
 from tau.cli.app_events import AppEvent, describe_app_event
@@ -266,7 +267,8 @@ class Repl:
 
     # ----------------------------------------------------------------------- agent side
 
-    async def _confirm(self, question: str) -> bool:
+    async def _confirm(self, call: PendingCall, question: str) -> bool:
+        """The agent's question about ``call`` (the approver's): answered at the prompt."""
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.question, self.question_text = future, question
         self._wake.set()

@@ -119,6 +119,8 @@ class Session:
     history: list[AgentMessage] = field(default_factory=list)
     """Every message of the branch, compacted ones included, with each compaction's summary
     where it happened (what an export shows)."""
+    custom: dict[str, Any] = field(default_factory=dict)
+    """The ``data`` of the last ``custom`` entry of each ``customType`` on the branch."""
     leaf: str | None = None
     on_warning: Callable[[str], None] = _print_warning
     _pending: list[dict[str, Any]] = field(default_factory=list)
@@ -274,6 +276,8 @@ class Session:
                 self.model_entry = entry
             elif kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
                 self.thinking_level = entry["thinkingLevel"]
+            elif kind == "custom" and isinstance(entry.get("customType"), str):
+                self.custom[entry["customType"]] = entry.get("data")
             elif kind == "message":
                 message = self._load_message(entry)
                 if message is None:
@@ -375,6 +379,12 @@ class Session:
         self.history.append(summary)
         self.messages = [summary, *self.messages[first_kept:]]
         self.entry_ids = [None, *self.entry_ids[first_kept:]]
+        self.flush()
+
+    def record_custom(self, custom_type: str, data: Any) -> None:
+        """Append a ``custom`` entry (pi's extension data: no message, not in the context)."""
+        self.custom[custom_type] = data
+        self._append({"type": "custom", "customType": custom_type, "data": data})
         self.flush()
 
     def record_message(self, message: AgentMessage) -> None:
