@@ -279,10 +279,11 @@ class Repl:
             self.question, self.question_text = None, ""
             self.surface.changed()
 
-    async def _run(self, prompt: Prompt) -> None:
+    async def _run(self, prompt: Prompt | None) -> None:
+        """A prompt's run; None: the session's paused run, asked about again and resumed."""
         try:
-            result = await self.app.run(prompt)
-            if result.stop_reason in ("error", "aborted"):
+            result = await (self.app.run(prompt) if prompt is not None else self.app.resume_paused())
+            if result is not None and result.stop_reason in ("error", "aborted"):
                 self._notice(f"[{result.stop_reason}: {result.error}]")
         finally:
             self._wake.set()
@@ -491,6 +492,14 @@ class Repl:
             exchange = self.app.last_exchange()
             if exchange:
                 self._notice(exchange)
+        paused = self.app.paused
+        if paused is not None:
+            # The run stopped at calls nobody decided (killed at the question): ask again.
+            count = len(paused.pending)
+            lines = [f"the last run stopped at {count} undecided tool call{'s' * (count > 1)}:"]
+            lines += [f"  {self.app.approvals.question(call)}" for call in paused.pending]
+            self._notice("\n".join(lines))
+            self.run = asyncio.create_task(self._run(None))
 
     async def _shutdown(self) -> None:
         if self.question is not None and not self.question.done():
