@@ -113,8 +113,10 @@ async def _approve(server: Any, command: dict[str, Any]) -> dict[str, Any]:
             try:
                 validate_tool_arguments(tool, ToolCall(call_id, name, dict(arguments)))
             except Exception as exc:
+                # One line: the problems, without the arguments the client just sent.
+                problems = [line.strip(" -") for line in str(exc).split("\n\n")[0].splitlines()]
                 raise ValueError(
-                    f"the edited arguments for {call_id!r} ({name}) are invalid: {exc}"
+                    f"the edited arguments for {call_id!r} are invalid: {'; '.join(problems)}"
                 ) from None
     approvals.decide(call_id, Approve(arguments=arguments))
     return {"toolCallId": call_id, "decision": "approve"}
