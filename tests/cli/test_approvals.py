@@ -50,8 +50,10 @@ WRITE = {"name": "write", "arguments": {"path": "a.txt", "content": "hi"}}
 def test_the_prompt_is_the_approver(tmp_path: Path) -> None:
     term = _start(
         tmp_path,
-        [{"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran > b.txt"}}]}]
-        + [{"text": "bash done"}],
+        [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "echo ran > b.txt"}}]},
+            {"text": "bash done"},
+        ],
         "--tools",
         "bash",
     )

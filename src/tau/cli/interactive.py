@@ -55,6 +55,7 @@ from tau.cli.completion import TauCompleter
 from tau.cli.config import tau_home
 from tau.cli.display import TerminalRenderer, collapse, console_for
 from tau.cli.input_text import clean_text, unread_files
+from tau.cli.paused_run import asks
 from tau.cli.registry import SLASH_COMMANDS, Arg, Command, Registry, UnknownCommandError
 from tau.cli.render import Renderer, RunStats, is_fancy_terminal
 
@@ -282,7 +283,9 @@ class Repl:
     async def _run(self, prompt: Prompt | None) -> None:
         """A prompt's run; None: the session's paused run, asked about again and resumed."""
         try:
-            result = await (self.app.run(prompt) if prompt is not None else self.app.resume_paused())
+            result = await (
+                self.app.run(prompt) if prompt is not None else self.app.resume_paused()
+            )
             if result is not None and result.stop_reason in ("error", "aborted"):
                 self._notice(f"[{result.stop_reason}: {result.error}]")
         finally:
@@ -497,7 +500,10 @@ class Repl:
             # The run stopped at calls nobody decided (killed at the question): ask again.
             count = len(paused.pending)
             lines = [f"the last run stopped at {count} undecided tool call{'s' * (count > 1)}:"]
-            lines += [f"  {self.app.approvals.question(call)}" for call in paused.pending]
+            for call in paused.pending:
+                asked = asks(call, self.app.agent.state.tools, yes=self.app.settings.yes)
+                subject = self.app.approvals.describe(call.tool_name, call.arguments)
+                lines.append(f"  {subject}{'' if asked else ' (runs again without asking)'}")
             self._notice("\n".join(lines))
             self.run = asyncio.create_task(self._run(None))
 

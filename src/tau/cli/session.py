@@ -6,7 +6,9 @@ with ``type``, an 8-hex ``id``, the ``parentId`` of the entry before it and an I
 ``timestamp``: ``message`` entries (any agent message, in the library's JSON form),
 ``model_change`` (``provider``, ``modelId``; tau adds ``api`` and ``baseUrl`` for an endpoint
 given only by ``--base-url``), ``thinking_level_change`` (``thinkingLevel``) and ``compaction``
-(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries. Nothing is written
+(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries, and ``custom``
+entries (``customType``, ``data``: tau's ``tau.paused_run``, see :mod:`tau.cli.paused_run`;
+the last one of each type is :attr:`Session.custom`). Nothing is written
 until the first assistant message exists, so a run that never reached the model leaves no file
 behind; an existing empty file is a new session.
 
