@@ -237,3 +237,22 @@ def test_batch_refuses_task(tmp_path: Path, tau: TauRunner) -> None:
     done = tau("batch", "in.jsonl", "-o", "out.jsonl", "--model", model, "--tools", "task")
     assert done.returncode == 2
     assert "--tools task is for the tau command" in done.stderr
+
+
+def test_continue_with_nothing_to_ask_resumes_only_when_told(tmp_path: Path) -> None:
+    term = _start(tmp_path, [{"tool_calls": [WRITE]}], "--tools", "write")
+    term.send("write\r")
+    term.wait("Allow write a.txt? [y/N]")
+    term.child.kill(signal.SIGKILL)
+    term.child.close()
+    # With --yes the write needs no approval: tau asks before calling the model again.
+    again = Terminal.scripted(
+        tmp_path, [{"text": "resumed with --yes"}], "-c", "--tools", "write", "--yes"
+    )
+    again.wait("write a.txt (runs again without asking)")
+    again.wait("Resume the run? [y/N]")
+    again.send("y\r")
+    again.wait("resumed with --yes")
+    again.wait_prompt()
+    assert again.exit() == 0
+    assert (tmp_path / "work" / "a.txt").read_text() == "hi"

@@ -268,8 +268,8 @@ class Repl:
 
     # ----------------------------------------------------------------------- agent side
 
-    async def _confirm(self, call: PendingCall, question: str) -> bool:
-        """The agent's question about ``call`` (the approver's): answered at the prompt."""
+    async def _confirm(self, call: PendingCall | None, question: str) -> bool:
+        """A yes/no question (the approver's, about ``call``), answered at the prompt."""
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.question, self.question_text = future, question
         self._wake.set()
@@ -500,12 +500,22 @@ class Repl:
             # The run stopped at calls nobody decided (killed at the question): ask again.
             count = len(paused.pending)
             lines = [f"the last run stopped at {count} undecided tool call{'s' * (count > 1)}:"]
+            asking = False
             for call in paused.pending:
                 asked = asks(call, self.app.agent.state.tools, yes=self.app.settings.yes)
+                asking = asking or asked
                 subject = self.app.approvals.describe(call.tool_name, call.arguments)
                 lines.append(f"  {subject}{'' if asked else ' (runs again without asking)'}")
             self._notice("\n".join(lines))
-            self.run = asyncio.create_task(self._run(None))
+            self.run = asyncio.create_task(self._resume(confirm=not asking))
+
+    async def _resume(self, *, confirm: bool) -> None:
+        """Resume the paused run; with no call to ask about, only once the user says so (it
+        calls the model: a message typed instead closes the calls unrun)."""
+        if not confirm or await self._confirm(None, "Resume the run?"):
+            await self._run(None)
+        else:
+            self._wake.set()
 
     async def _shutdown(self) -> None:
         if self.question is not None and not self.question.done():

@@ -37,8 +37,8 @@ handler): its fields are checked from that declaration before the handler runs, 
 ``get_commands`` serves the same declarations.
 
 Tools that change files or run commands are asked about (a ``tool_approval_request`` event),
-unless ``--yes``. Started with ``-c`` on a session whose last run stopped at undecided calls,
-tau asks about them at once and resumes that run with the answers.
+unless ``--yes``. Started with ``-c`` on a session whose last run stopped at calls waiting for
+approval, tau asks about them at once and resumes that run with the answers.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ from tau.ai import ImageContent, TextContent, UserContent, UserMessage, redact_s
 from tau.cli.app import App, Settings, message_text
 from tau.cli.app_events import AppEvent, dump_app_event, dump_compaction
 from tau.cli.errors import EXIT_OK
+from tau.cli.paused_run import asks
 from tau.cli.registry import RPC_COMMANDS, Arg, FieldError
 from tau.cli.rpc_approvals import RpcApprovals
 from tau.cli.tools.paths import PathNotAllowedError
@@ -245,7 +246,9 @@ class RpcServer:
                 loop.call_soon_threadsafe(lines.put_nowait, None)
 
         threading.Thread(target=read, name="tau-rpc-stdin", daemon=True).start()
-        if self.app.paused is not None:
+        paused, tools = self.app.paused, self.app.agent.state.tools
+        yes = self.app.settings.yes
+        if paused is not None and any(asks(c, tools, yes=yes) for c in paused.pending):
             self.start_run(None)  # ask about the calls the session stopped at, then go on
         try:
             while (raw := await lines.get()) is not None and not self.closed:
