@@ -349,6 +349,8 @@ class App:
                 f"unknown thinking level {level!r} (one of {', '.join(THINKING_LEVELS)})"
             )
         self.agent.set_thinking_level(level)
+        if self.subagent is not None:
+            self.subagent.set_thinking_level(level)
         self._record_settings()
 
     def session_info(self) -> SessionInfo:
