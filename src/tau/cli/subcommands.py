@@ -152,16 +152,22 @@ def _tools(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tau.cli.tools import DEFAULT_TOOLS, MUTATING_TOOLS, Workspace, build_tools, tool_names
+    from tau.cli.tools.task import TASK_DESCRIPTION, TASK_TOOL
 
-    names = tool_names()
+    names = [n for n in tool_names() if n != TASK_TOOL]
     tools = build_tools(names, Workspace(Path.cwd().resolve()))
+    rows = [
+        (name, tool.name, tool.description or tool.label)
+        for name, tool in zip(names, tools, strict=True)
+    ]
+    rows.append((TASK_TOOL, TASK_TOOL, TASK_DESCRIPTION))
     print(f"{'--tools':<12}{'the model calls it':<20}{'when':<24}what it does")
-    for name, tool in zip(names, tools, strict=True):
+    for name, called, description in rows:
         when = "default" if name in DEFAULT_TOOLS else "when named"
         if name in MUTATING_TOOLS:
             when += ", asks first"
-        summary = (tool.description or tool.label).strip().splitlines()
-        print(f"{name:<12}{tool.name:<20}{when:<24}{summary[0] if summary else ''}")
+        summary = description.strip().splitlines()
+        print(f"{name:<12}{called:<20}{when:<24}{summary[0] if summary else ''}")
     return 0
 
 
