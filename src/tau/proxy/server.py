@@ -221,7 +221,8 @@ def create_proxy_app(
 
         try:
             made = call(model, context, **served)
-            stream = made if hasattr(made, "__aiter__") else await made
+            # Any async iterator of events will do (a stream_fn may wrap the real one).
+            stream: Any = made if hasattr(made, "__aiter__") else await made
         except Exception as exc:
             return error_response(
                 502, redactor()(f"the upstream call failed: {describe_error(exc)}")
