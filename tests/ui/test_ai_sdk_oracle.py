@@ -131,3 +131,179 @@ async def test_a_model_error(node_oracle: Path) -> None:
         await same_as_transcript(url, "err", answer)
     assert answer["errors"] == ["upstream exploded"]
     assert answer["chunks"][-1] == {"type": "finish", "finishReason": "error"}
+
+
+def approval_agent(executed: list[str]) -> Agent:
+    @agent_tool(requires_approval=True)
+    def delete(path: str) -> str:
+        """Delete a path."""
+        executed.append(path)
+        return f"deleted {path}"
+
+    model = faux_model(reply_after_tools)
+    return Agent(model=model, tools=[delete, *tools()])
+
+
+def reply_after_tools(context: Any, options: Any) -> FauxResponse:
+    from tau.ai import ToolResultMessage
+
+    results = [m for m in context.messages if isinstance(m, ToolResultMessage)]
+    if results and isinstance(context.messages[-1], ToolResultMessage):
+        summary = "; ".join(
+            f"{m.tool_name}={'error:' if m.is_error else ''}{m.content[0].text}" for m in results
+        )
+        return FauxResponse([text(summary)])
+    return FauxResponse(
+        [
+            tool_call("add", {"a": 1, "b": 1}, id=f"add_{len(results)}"),
+            tool_call("delete", {"path": "build"}, id=f"del_{len(results)}"),
+        ]
+    )
+
+
+def answered(message: dict[str, Any], approved: bool, reason: str | None = None) -> dict[str, Any]:
+    """What useChat's addToolApprovalResponse makes of the paused message."""
+    page = dict(message)
+    page["parts"] = []
+    for part in message["parts"]:
+        if part.get("state") == "approval-requested":
+            approval = {**part["approval"], "approved": approved}
+            if reason is not None:
+                approval["reason"] = reason
+            part = {**part, "state": "approval-responded", "approval": approval}
+        page["parts"].append(part)
+    return page
+
+
+async def test_an_approval_round_trip(node_oracle: Path) -> None:
+    executed: list[str] = []
+    app = chat_app(lambda: approval_agent(executed))
+    async with serving(app) as url:
+        first = await ask(node_oracle, url, "ok", [user("clean up")])
+        paused = await same_as_transcript(url, "ok", first)
+        assert paused["paused"] is True
+        assert first["chunks"][-1] == {"type": "finish", "finishReason": "tool-calls"}
+        request = next(c for c in first["chunks"] if c["type"] == "tool-approval-request")
+        assert request == {"type": "tool-approval-request", "approvalId": "del_0", "toolCallId": "del_0"}
+        assert executed == []
+        page = answered(first["message"], approved=True)
+        second = await ask(
+            node_oracle, url, "ok", [user("clean up"), page], message=page
+        )
+        chat = await same_as_transcript(url, "ok", second)
+    assert executed == ["build"]
+    assert chat["paused"] is False
+    got = parts(second["message"])
+    assert got[2]["state"] == "output-available"
+    assert got[-1] == {"type": "text", "text": "add=2; delete=deleted build", "state": "done"}
+
+
+async def test_a_denied_call(node_oracle: Path) -> None:
+    executed: list[str] = []
+    app = chat_app(lambda: approval_agent(executed))
+    async with serving(app) as url:
+        first = await ask(node_oracle, url, "no", [user("clean up")])
+        page = answered(first["message"], approved=False, reason="not today")
+        second = await ask(node_oracle, url, "no", [user("clean up"), page], message=page)
+        await same_as_transcript(url, "no", second)
+    assert executed == []
+    got = parts(second["message"])
+    denied = next(p for p in got if p["type"] == "tool-delete")
+    assert denied["state"] == "output-denied"
+    assert denied["approval"] == {"id": "del_0", "approved": False, "reason": "not today"}
+    assert got[-1]["text"] == "add=2; delete=error:not today"
+
+
+class City(pydantic.BaseModel):
+    name: str
+    country: str
+
+
+async def test_a_typed_output_streams_as_a_data_part(node_oracle: Path) -> None:
+    answer_json = '{"name": "Barcelona", "country": "Spain"}'
+    model = faux_model([FauxResponse([text(answer_json)], chunk_size=6)])
+    app = chat_app(lambda: Agent(model=model, output_type=City, output_mode="native"))
+    async with serving(app) as url:
+        answer = await ask(node_oracle, url, "city", [user("1992 Olympics?")])
+        await same_as_transcript(url, "city", answer)
+    outputs = [c["data"] for c in answer["chunks"] if c["type"] == "data-output"]
+    assert len(outputs) > 2  # partials, then the validated output
+    assert outputs[-1] == {"name": "Barcelona", "country": "Spain"}
+    assert parts(answer["message"])[-1] == {
+        "type": "data-output",
+        "id": "output",
+        "data": {"name": "Barcelona", "country": "Spain"},
+    }
+
+
+async def test_an_aborted_run(node_oracle: Path) -> None:
+    agents: list[Agent] = []
+
+    @agent_tool
+    def stop() -> str:
+        """Stop everything."""
+        agents[-1].abort("stopped by the tool")
+        return "stopping"
+
+    def make() -> Agent:
+        agents.append(
+            Agent(
+                model=faux_model([FauxResponse([text("Stopping."), tool_call("stop", {})])]),
+                tools=[stop],
+            )
+        )
+        return agents[-1]
+
+    app = chat_app(make)
+    async with serving(app) as url:
+        answer = await ask(node_oracle, url, "abort", [user("stop")])
+        await same_as_transcript(url, "abort", answer)
+    assert answer["chunks"][-1]["type"] == "abort"
+
+
+async def test_a_page_tool_round_trip(node_oracle: Path) -> None:
+    # A tool the page runs (useChat's onToolCall + addToolOutput) is a tau external tool.
+    location = AgentTool("get_location", "Where the user is.", {"type": "object"}, external=True)
+
+    def reply(context: Any, options: Any) -> FauxResponse:
+        from tau.ai import ToolResultMessage
+
+        last = context.messages[-1]
+        if isinstance(last, ToolResultMessage):
+            return FauxResponse([text(f"You are in {last.content[0].text}.")])
+        return FauxResponse([tool_call("get_location", {}, id="loc_1")])
+
+    model = faux_model(reply)
+    app = chat_app(lambda: Agent(model=model, tools=[location]))
+    async with serving(app) as url:
+        first = await ask(node_oracle, url, "ext", [user("where am I?")])
+        part = first["message"]["parts"][1]
+        assert part["state"] == "input-available" and part["toolCallId"] == "loc_1"
+        page = dict(first["message"])
+        page["parts"] = [first["message"]["parts"][0], {**part, "state": "output-available", "output": "Lisbon"}]
+        second = await ask(node_oracle, url, "ext", [user("where am I?"), page], message=page)
+        await same_as_transcript(url, "ext", second)
+    assert parts(second["message"])[-1]["text"] == "You are in Lisbon."
+
+
+async def test_reload_and_a_second_tab_see_the_same_chat(node_oracle: Path, tmp_path: Path) -> None:
+    from tau.ui import SQLiteChatStore
+
+    store = SQLiteChatStore(tmp_path / "chats.db")
+    model = faux_model()  # echoes
+    app = chat_app(lambda: Agent(model=model), store=store)
+    async with serving(app) as url:
+        await ask(node_oracle, url, "kept", [user("first")])
+        await ask(node_oracle, url, "kept", [user("second", "u2")])
+        chat = await transcript(url, "kept")
+        async with httpx2.AsyncClient() as client:
+            listed = (await client.get(f"{url}/api/chats")).json()
+    store.close()
+    reopened = SQLiteChatStore(tmp_path / "chats.db")
+    again = await reopened.load("kept")
+    reopened.close()
+    assert [m["role"] for m in chat["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert [m["id"] for m in chat["messages"]] == ["m0", "m1", "m2", "m3"]
+    assert listed[0]["id"] == "kept" and listed[0]["title"] == "first"
+    assert again is not None and len(again.messages) == 4
+    _ = asyncio  # the module's tests are async

@@ -31,7 +31,7 @@ stream and :data:`UI_MESSAGE_STREAM_HEADERS` go on the response.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -104,24 +104,37 @@ def finish_reason(message: AssistantMessage | None, paused: bool = False) -> str
 class AISDKEncoder:
     """The chunks of one run's events (see the module docstring).
 
-    ``message_id`` names the assistant ``UIMessage`` (a resumed run continues the paused
-    run's message: pass its id); ``denied`` are the call ids the page denied, whose results
-    become ``tool-output-denied``.
+    ``message_id`` names the assistant ``UIMessage``. A resumed run (``resumed=True``)
+    continues the paused run's message and step: pass that message's id; ``denied`` are the
+    call ids the page denied, whose results become ``tool-output-denied``. ``is_aborted``
+    says at ``agent_end`` whether the run was aborted (a run aborted while its tools ran
+    ends on an ordinary message: ``lambda: agent.state.error is not None`` tells).
     """
 
     __slots__ = (
         "_calls",
         "_denied",
         "_error_sent",
+        "_is_aborted",
         "_last",
         "_message_id",
         "_parts",
         "_paused",
+        "_resumed",
         "_turn",
     )
 
-    def __init__(self, message_id: str, *, denied: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        message_id: str,
+        *,
+        resumed: bool = False,
+        denied: Iterable[str] = (),
+        is_aborted: Callable[[], bool] | None = None,
+    ) -> None:
         self._message_id = message_id
+        self._resumed = resumed
+        self._is_aborted = is_aborted
         self._denied = frozenset(denied)
         self._turn = 0
         # content index -> the part id of the streaming message's open text or reasoning
@@ -140,6 +153,8 @@ class AISDKEncoder:
             self._turn += 1
             self._parts.clear()
             self._calls.clear()
+            if self._resumed and self._turn == 1:
+                return []  # the paused turn goes on: its step is the page's last one
             return [{"type": "start-step"}]
         if isinstance(event, TurnEndEvent):
             self._last = event.message
@@ -250,11 +265,15 @@ class AISDKEncoder:
             (m for m in reversed(event.messages) if isinstance(m, AssistantMessage)), self._last
         )
         out.append({"type": "message-metadata", "messageMetadata": {"usage": event.usage.dump()}})
-        if last is not None and last.stop_reason == "aborted":
-            out.append({"type": "abort", "reason": last.error_message or "aborted"})
+        if last is not None and last.stop_reason == "error":
+            if not self._error_sent:
+                out.append({"type": "error", "errorText": last.error_message or "error"})
+        elif (last is not None and last.stop_reason == "aborted") or (
+            self._is_aborted is not None and self._is_aborted()
+        ):
+            reason = last.error_message if last is not None else None
+            out.append({"type": "abort", "reason": reason or "aborted"})
             return out
-        if last is not None and last.stop_reason == "error" and not self._error_sent:
-            out.append({"type": "error", "errorText": last.error_message or "error"})
         out.append({"type": "finish", "finishReason": finish_reason(last, self._paused)})
         return out
 

@@ -134,7 +134,12 @@ class _AISDK:
             def run(agent: Agent[Any]) -> Awaitable[RunResult[Any]]:
                 return agent.prompt(user)
 
-        encoder = AISDKEncoder(message_id, denied=denied)
+        encoder = AISDKEncoder(
+            message_id,
+            resumed=chat.state is not None,
+            denied=denied,
+            is_aborted=lambda: agent.state.error is not None,
+        )
 
         def encode(event: AgentEvent) -> list[bytes]:
             return [sse_frame(chunk) for chunk in encoder.encode(event)]
