@@ -44,13 +44,18 @@ for (const e of out.events) {
     case "REASONING_MESSAGE_CONTENT": byId[e.messageId].text += e.delta; break;
     case "TOOL_CALL_START": byId[e.toolCallId] = { id: e.toolCallId, name: e.toolCallName, args: "" }; assembled.toolCalls.push(byId[e.toolCallId]); break;
     case "TOOL_CALL_ARGS": byId[e.toolCallId].args += e.delta; break;
-    case "TOOL_CALL_RESULT": byId[e.toolCallId].result = e.content; break;
+    case "TOOL_CALL_RESULT":
+      // A call of the paused run gets its result in the run that resumes it.
+      if (!byId[e.toolCallId]) { byId[e.toolCallId] = { id: e.toolCallId, resumed: true }; assembled.toolCalls.push(byId[e.toolCallId]); }
+      byId[e.toolCallId].result = e.content;
+      break;
     case "STATE_SNAPSHOT": assembled.state = e.snapshot; break;
     case "STATE_DELTA": for (const op of e.delta) if (op.op === "replace" && op.path === "/output") assembled.state.output = op.value; break;
     case "RUN_FINISHED": assembled.finished = { outcome: e.outcome, result: e.result }; break;
     case "RUN_ERROR": assembled.error = e.message; break;
   }
 }
-for (const call of assembled.toolCalls) call.args = call.args ? JSON.parse(call.args) : {};
+assembled.toolCalls = assembled.toolCalls.filter((c) => !c.resumed || !assembled.toolCalls.some((d) => d.id === c.id && !d.resumed));
+for (const call of assembled.toolCalls) if (!call.resumed) call.args = call.args ? JSON.parse(call.args) : {};
 out.assembled = assembled;
 console.log(JSON.stringify(out));

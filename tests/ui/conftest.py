@@ -41,7 +41,9 @@ def node_oracle() -> Path:
     """The npm cache with the pinned packages and the client scripts (skips without node)."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("node and npm are needed for the AI SDK / AG-UI oracle tests (apt-get install nodejs npm)")
+        pytest.skip(
+            "node and npm are needed for the AI SDK / AG-UI oracle tests (apt-get install nodejs npm)"
+        )
     if not all(_installed(name, version) for name, version in NPM_PACKAGES.items()):
         CACHE.mkdir(exist_ok=True)
         (CACHE / "package.json").write_text('{"private": true}\n')

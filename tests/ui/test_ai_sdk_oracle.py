@@ -13,7 +13,7 @@ import pydantic
 
 from tau.agent import Agent, AgentTool, agent_tool
 from tau.ai.providers.faux import FauxResponse, faux_model, text, thinking, tool_call
-from tau.ui import MemoryChatStore, chat_app
+from tau.ui import chat_app
 from tests.ui.conftest import run_node, serving
 
 KEEP = ("type", "text", "state", "toolCallId", "input", "output", "errorText", "approval")
@@ -117,7 +117,12 @@ async def test_parallel_tool_calls_and_a_tool_error(node_oracle: Path) -> None:
         await same_as_transcript(url, "tools", answer)
     got = parts(answer["message"])
     assert [p["type"] for p in got] == [
-        "step-start", "text", "tool-add", "tool-explode", "step-start", "text",
+        "step-start",
+        "text",
+        "tool-add",
+        "tool-explode",
+        "step-start",
+        "text",
     ]
     assert got[2]["state"] == "output-available" and got[2]["output"] == "5"
     assert got[3]["state"] == "output-error" and "exploded: test" in got[3]["errorText"]
@@ -184,12 +189,14 @@ async def test_an_approval_round_trip(node_oracle: Path) -> None:
         assert paused["paused"] is True
         assert first["chunks"][-1] == {"type": "finish", "finishReason": "tool-calls"}
         request = next(c for c in first["chunks"] if c["type"] == "tool-approval-request")
-        assert request == {"type": "tool-approval-request", "approvalId": "del_0", "toolCallId": "del_0"}
+        assert request == {
+            "type": "tool-approval-request",
+            "approvalId": "del_0",
+            "toolCallId": "del_0",
+        }
         assert executed == []
         page = answered(first["message"], approved=True)
-        second = await ask(
-            node_oracle, url, "ok", [user("clean up"), page], message=page
-        )
+        second = await ask(node_oracle, url, "ok", [user("clean up"), page], message=page)
         chat = await same_as_transcript(url, "ok", second)
     assert executed == ["build"]
     assert chat["paused"] is False
@@ -280,7 +287,10 @@ async def test_a_page_tool_round_trip(node_oracle: Path) -> None:
         part = first["message"]["parts"][1]
         assert part["state"] == "input-available" and part["toolCallId"] == "loc_1"
         page = dict(first["message"])
-        page["parts"] = [first["message"]["parts"][0], {**part, "state": "output-available", "output": "Lisbon"}]
+        page["parts"] = [
+            first["message"]["parts"][0],
+            {**part, "state": "output-available", "output": "Lisbon"},
+        ]
         second = await ask(node_oracle, url, "ext", [user("where am I?"), page], message=page)
         await same_as_transcript(url, "ext", second)
     assert parts(second["message"])[-1]["text"] == "You are in Lisbon."

@@ -28,7 +28,7 @@ by ``RunAgentInput.resume``: ``{"interruptId": <call id>, "status": "resolved", 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 try:
@@ -109,11 +109,14 @@ __all__ = ["AGUIEncoder", "ag_ui_protocol"]
 
 class AGUIEncoder:
     """The AG-UI events of one run (see the module docstring), for ``thread_id`` and
-    ``run_id``."""
+    ``run_id``; ``is_aborted`` as for :class:`~tau.ui.AISDKEncoder`."""
 
-    def __init__(self, thread_id: str, run_id: str) -> None:
+    def __init__(
+        self, thread_id: str, run_id: str, *, is_aborted: Callable[[], bool] | None = None
+    ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
+        self._is_aborted = is_aborted
         self._turn = 0
         self._open: dict[int, str] = {}  # content index -> message or tool call id
         self._state_sent = False
@@ -132,8 +135,11 @@ class AGUIEncoder:
         if isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
             return self._close_open()
         if isinstance(event, ToolExecutionEndEvent):
-            output = tool_output(event.result.content, event.result.details)
-            text = output if isinstance(output, str) else _dumps(output)
+            if event.is_error:
+                text = "".join(b.text for b in event.result.content if isinstance(b, TextContent))
+            else:
+                output = tool_output(event.result.content, event.result.details)
+                text = output if isinstance(output, str) else _dumps(output)
             return [
                 ToolCallResultEvent(
                     message_id=f"result-{event.tool_call_id}",
@@ -219,7 +225,9 @@ class AGUIEncoder:
         if last is not None and last.stop_reason == "error":
             return [RunErrorEvent(message=last.error_message or "error", code="error")]
         result = to_jsonable_python(event.output, fallback=repr) if event.has_output else None
-        if last is not None and last.stop_reason == "aborted":
+        if (last is not None and last.stop_reason == "aborted") or (
+            self._is_aborted is not None and self._is_aborted()
+        ):
             outcome: Any = RunFinishedCancelledOutcome()
         elif self._interrupts:
             outcome = RunFinishedInterruptOutcome(interrupts=self._interrupts)
@@ -342,7 +350,11 @@ class _AGUI:
 
         else:
             raise HTTPError(400, "the last message must be a user message, or a tool result")
-        encoder = AGUIEncoder(data.thread_id, data.run_id or uuid.uuid4().hex)
+        encoder = AGUIEncoder(
+            data.thread_id,
+            data.run_id or uuid.uuid4().hex,
+            is_aborted=lambda: agent.state.error is not None,
+        )
 
         def encode(event: AgentEvent) -> list[bytes]:
             return [_frame(e) for e in encoder.encode(event)]

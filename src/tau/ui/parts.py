@@ -57,9 +57,11 @@ class UIMessageError(ValueError):
 
 
 def tool_output(content: Sequence[Any], details: Any) -> Any:
-    """A tool result as the page sees it: its text when it is only text, else
-    ``{"content": [...], "details": ...}``."""
-    if details is None and all(isinstance(block, TextContent) for block in content):
+    """A tool result as the page sees it: its text when it is only text (without details),
+    else ``{"content": [...], "details": ...}``."""
+    if (details is None or details == {}) and all(
+        isinstance(block, TextContent) for block in content
+    ):
         return "".join(block.text for block in content)
     return {
         "content": [dump_content(block) for block in content],
