@@ -17,12 +17,12 @@ pytest.importorskip("starlette")
 pytest.importorskip("ag_ui")
 pytest.importorskip("uvicorn")
 
-from tau.agent import Agent  # noqa: E402
-from tau.ai import AssistantMessage, UserMessage  # noqa: E402
-from tau.ai.providers.faux import FauxResponse, faux_model, text  # noqa: E402
-from tau.ui import MemoryChatStore, chat_app  # noqa: E402
-from tests.ui.conftest import serving  # noqa: E402
-from tests.ui.test_ai_sdk_oracle import approval_agent  # noqa: E402
+from tau.agent import Agent
+from tau.ai import AssistantMessage, UserMessage
+from tau.ai.providers.faux import FauxResponse, faux_model, text
+from tau.ui import Chat, MemoryChatStore, chat_app
+from tests.ui.conftest import serving
+from tests.ui.test_ai_sdk_oracle import approval_agent
 
 
 def user(text_: str) -> dict[str, Any]:
@@ -31,6 +31,16 @@ def user(text_: str) -> dict[str, Any]:
 
 def body(chat_id: str, *messages: Any) -> dict[str, Any]:
     return {"id": chat_id, "messages": list(messages), "trigger": "submit-message"}
+
+
+async def saved(store: MemoryChatStore, chat_id: str) -> Chat:
+    """The chat once its run has ended and saved it (within 30 s)."""
+    for _ in range(1500):
+        chat = await store.load(chat_id)
+        if chat is not None:
+            return chat
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"chat {chat_id!r} was never saved")
 
 
 MALFORMED: list[tuple[Any, str]] = [
@@ -203,15 +213,15 @@ async def test_a_client_that_leaves_aborts_its_run_and_the_chat_is_kept() -> Non
     model = faux_model([FauxResponse([text("slow " * 2000)], chunk_size=5, delay=0.01)])
     app = chat_app(lambda: Agent(model=model), store=store)
     async with serving(app) as url:
-        async with httpx2.AsyncClient() as client:
-            async with client.stream("POST", f"{url}/api/chat", json=body("gone", user("hi"))) as r:
-                assert r.status_code == 200
-                async for chunk in r.aiter_bytes():
-                    if b"text-delta" in chunk:
-                        break  # Hostile: leave mid-answer.
-        async with asyncio.timeout(10):
-            while (chat := await store.load("gone")) is None:
-                await asyncio.sleep(0.02)
+        async with (
+            httpx2.AsyncClient() as client,
+            client.stream("POST", f"{url}/api/chat", json=body("gone", user("hi"))) as r,
+        ):
+            assert r.status_code == 200
+            async for chunk in r.aiter_bytes():
+                if b"text-delta" in chunk:
+                    break  # Hostile: leave mid-answer.
+        chat = await saved(store, "gone")
     last = chat.messages[-1]
     assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
     assert len(last.text) < len("slow " * 2000)
@@ -245,9 +255,7 @@ async def test_a_client_that_stops_reading_is_dropped() -> None:
         await writer.drain()
         assert (await reader.read(100)).startswith(b"HTTP/1.1 200")
         # Hostile: read nothing more. The server drops the client and saves the chat.
-        async with asyncio.timeout(30):
-            while (chat := await store.load("stuck")) is None:
-                await asyncio.sleep(0.05)
+        chat = await saved(store, "stuck")
         writer.close()
     last = chat.messages[-1]
     assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
