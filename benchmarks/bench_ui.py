@@ -25,7 +25,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
 
 from tau.agent import Agent, AgentEvent, MessageUpdateEvent, agent_tool
 from tau.ai.providers.faux import FauxResponse, faux_model, text, tool_call
