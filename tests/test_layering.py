@@ -53,6 +53,7 @@ ALLOWED: dict[str, dict[str, tuple[str, ...]]] = {
         "ai": AI_FACES,
         "agent": ("tau.agent", "tau.agent.mcp"),
         "batch": ("tau.batch",),
+        "ui": ("tau.ui",),
     },
 }
 

@@ -7,7 +7,8 @@
   (protocol v1, the ``ai`` npm package version 7), :func:`to_ui_messages` a transcript as
   ``UIMessage``s, :func:`decode_ui_messages` / :func:`decode_decisions` the page's messages
   as tau messages and resume decisions;
-* :class:`AGUIEncoder` — the same run as AG-UI events (on the ``ag-ui-protocol`` package).
+* :class:`AGUIEncoder` — the same run as AG-UI events (on the ``ag-ui-protocol`` package);
+* :func:`web_app` — :func:`chat_app` with the chat page of ``tau web`` (shipped in the wheel).
 
 Guide: ``docs/guides/web-ui.md``.
 """
@@ -15,6 +16,7 @@ Guide: ``docs/guides/web-ui.md``.
 from tau.ui.ag_ui import AGUIEncoder
 from tau.ui.ai_sdk import DONE_FRAME, UI_MESSAGE_STREAM_HEADERS, AISDKEncoder, sse_frame
 from tau.ui.app import chat_app
+from tau.ui.page import web_app
 from tau.ui.parts import (
     UIMessageError,
     decode_decisions,
@@ -41,4 +43,5 @@ __all__ = [
     "decode_user_message",
     "sse_frame",
     "to_ui_messages",
+    "web_app",
 ]
