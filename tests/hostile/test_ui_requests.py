@@ -259,3 +259,40 @@ async def test_a_client_that_stops_reading_is_dropped() -> None:
         writer.close()
     last = chat.messages[-1]
     assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted"
+
+
+async def test_tau_web_pages_need_their_token() -> None:
+    from tau.ui import web_app
+
+    app = web_app(lambda: Agent(model=faux_model()), token="s3cret")
+    async with serving(app) as url, httpx2.AsyncClient() as client:
+        for path in ("/", "/?token=wrong", "/?token="):
+            response = await client.get(f"{url}{path}")
+            assert response.status_code == 401 and "s3cret" not in response.text
+        page = await client.get(f"{url}/?token=s3cret")
+        assert page.status_code == 200 and "<title>tau</title>" in page.text
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+        missing = await client.get(f"{url}/static/../../pyproject.toml")
+        assert missing.status_code == 404
+        api = await client.get(f"{url}/api/chats")
+        assert api.status_code == 401
+
+
+def test_tau_web_on_another_host_needs_a_token(tmp_path: Any) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": str(src), "TAU_HOME": str(tmp_path)}
+    env.pop("TAU_WEB_TOKEN", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "tau.cli", "web", "--host", "0.0.0.0", "-m", "faux/echo"],
+        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "tau: --host 0.0.0.0 opens tau to the network: give a --token (or TAU_WEB_TOKEN) "
+        "that every request must carry"
+    ]

@@ -35,7 +35,10 @@ async function loadChats() {
   for (const chat of await response.json()) {
     const item = document.createElement("li");
     item.dataset.id = chat.id;
-    if (chat.id === state.chatId) item.classList.add("active");
+    if (chat.id === state.chatId) {
+      item.classList.add("active");
+      $("title").textContent = chat.title || "tau";
+    }
     const link = document.createElement("a");
     link.textContent = chat.title || "(untitled)";
     link.onclick = () => openChat(chat.id);
