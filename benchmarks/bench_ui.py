@@ -173,7 +173,9 @@ async def _clients(port: int) -> int:
         async def one(n: int) -> int:
             body = {
                 "id": f"chat-{n}",
-                "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}],
+                "messages": [
+                    {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+                ],
             }
             async with client.stream("POST", f"http://127.0.0.1:{port}/api/chat", json=body) as r:
                 assert r.status_code == 200, r.status_code
