@@ -176,3 +176,47 @@ async def test_a_frontend_tool_is_an_external_tool(node_oracle: Path) -> None:
         ]
         second = await run(node_oracle, url, run_input("t5", messages, tools=[page_tool]))
     assert second["assembled"]["texts"][-1]["text"] == "Colour set: ok"
+
+
+async def test_a_denial_and_an_abort(node_oracle: Path) -> None:
+    executed: list[str] = []
+    app = chat_app(lambda: approval_agent(executed), protocol="ag-ui")
+    async with serving(app) as url:
+        messages = [{"id": "u1", "role": "user", "content": "clean up"}]
+        await run(node_oracle, url, run_input("t6", messages))
+        resume = [{"interruptId": "del_0", "status": "cancelled"}]
+        denied = await run(node_oracle, url, run_input("t6", messages, resume=resume))
+        parts = await transcript_parts(url, "t6")
+    # The resumed run streams the results of the paused run's calls, then the answer.
+    results = {c["id"]: c["result"] for c in denied["assembled"]["toolCalls"]}
+    assert results == {"del_0": "The user denied this tool call."}  # add ran before the pause
+    assert [p["state"] for p in parts if p["type"].startswith("tool-")] == [
+        "output-available",
+        "output-denied",
+    ]
+    assert executed == []
+    assert denied["assembled"]["texts"][-1]["text"] == (
+        "add=2; delete=error:The user denied this tool call."
+    )
+
+    agents: list[Agent] = []
+
+    def make() -> Agent:
+        from tau.agent import agent_tool
+
+        @agent_tool
+        def stop() -> str:
+            """Stop everything."""
+            agents[-1].abort("stopped by the tool")
+            return "stopping"
+
+        agents.append(
+            Agent(model=faux_model([FauxResponse([tool_call("stop", {})])]), tools=[stop])
+        )
+        return agents[-1]
+
+    app = chat_app(make, protocol="ag-ui")
+    async with serving(app) as url:
+        body = run_input("t7", [{"id": "u1", "role": "user", "content": "stop"}])
+        answer = await run(node_oracle, url, body)
+    assert answer["assembled"]["finished"]["outcome"] == {"type": "cancelled"}

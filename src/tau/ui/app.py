@@ -140,6 +140,8 @@ def chat_app(
 
         async def on_done(result: RunResult[Any] | None) -> None:
             try:
+                if result is None and stream.error is not None:
+                    return  # refused before it ran (a bad resume): the chat stays as it was
                 chat.messages = list(agent.state.messages)
                 chat.state = result.state if result is not None else None
                 chat.approvals.update(prepared.approvals)
