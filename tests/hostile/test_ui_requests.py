@@ -6,6 +6,7 @@ chat, a client that leaves mid-run and one that stops reading. Each gets a clear
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import socket
 from typing import Any
@@ -296,3 +297,39 @@ def test_tau_web_on_another_host_needs_a_token(tmp_path: Any) -> None:
         "tau: --host 0.0.0.0 opens tau to the network: give a --token (or TAU_WEB_TOKEN) "
         "that every request must carry"
     ]
+
+
+async def test_a_resume_refused_by_the_agent_keeps_the_paused_chat() -> None:
+    import pydantic
+
+    class Report(pydantic.BaseModel):
+        text: str
+
+    executed: list[str] = []
+    built: list[int] = []
+
+    def make() -> Agent:
+        # Hostile: the app builds the second agent differently (an output type appears).
+        built.append(1)
+        agent = approval_agent(executed)
+        if len(built) > 1:
+            agent = Agent(model=agent.state.model, tools=agent.state.tools, output_type=Report)
+        return agent
+
+    store = MemoryChatStore()
+    app = chat_app(make, store=store)
+    async with serving(app) as url, httpx2.AsyncClient() as client:
+        paused = await client.post(f"{url}/api/chat", json=body("p", user("clean up")))
+        assert paused.status_code == 200
+        chat = (await client.get(f"{url}/api/chats/p")).json()
+        page = copy.deepcopy(chat["messages"][-1])
+        for part in page["parts"]:
+            if part.get("state") == "approval-requested":
+                part["state"] = "approval-responded"
+                part["approval"]["approved"] = True
+        refused = await client.post(f"{url}/api/chat", json=body("p", user("clean up"), page))
+        assert refused.status_code == 400
+        assert "built the same way" in refused.json()["error"]
+        after = (await client.get(f"{url}/api/chats/p")).json()
+    assert after["paused"] is True and after["messages"] == chat["messages"]
+    assert executed == []
