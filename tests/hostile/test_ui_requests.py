@@ -333,3 +333,22 @@ async def test_a_resume_refused_by_the_agent_keeps_the_paused_chat() -> None:
         after = (await client.get(f"{url}/api/chats/p")).json()
     assert after["paused"] is True and after["messages"] == chat["messages"]
     assert executed == []
+
+
+async def test_a_model_not_offered_is_400() -> None:
+    echo = faux_model()
+    app = chat_app(lambda: Agent(model=faux_model()), models={"faux/echo": echo})
+    async with serving(app) as url, httpx2.AsyncClient() as client:
+        options = (await client.get(f"{url}/api/options")).json()
+        assert options["models"] == ["faux/echo"] and "high" in options["thinkingLevels"]
+        for extra, expected in (
+            ({"model": "openai/gpt-5"}, "is not offered here (offered: faux/echo)"),
+            ({"model": 5}, "is not offered here"),
+            ({"thinking": "maximum"}, "thinking must be one of"),
+        ):
+            response = await client.post(f"{url}/api/chat", json={**body("c", user("x")), **extra})
+            assert response.status_code == 400 and expected in response.json()["error"]
+        chosen = await client.post(
+            f"{url}/api/chat", json={**body("c", user("x")), "model": "faux/echo"}
+        )
+        assert chosen.status_code == 200

@@ -1,6 +1,6 @@
 """``tau web`` in a real browser: headless Chromium (Debian's ``chromium``) driven by
 Playwright's Python API. Send a message and watch it stream, approve a tool call, reload and
-see the chat kept, attach an image. Screenshots go to ``tests/ui/.artifacts/``."""
+see the chat kept, switch the model, attach an image. Screenshots go to ``tests/ui/.artifacts/``."""
 
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ SCRIPT = [
     },
     {"tool_calls": [{"name": "write", "arguments": {"path": "note.txt", "content": "hi"}}]},
     {"text": "Written."},
-    {"echo": True},
 ]
 
 
@@ -59,7 +58,7 @@ def tau_web(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     env = {**os.environ, "PYTHONPATH": str(SRC), "TAU_HOME": str(tmp_path / "home")}
     process = subprocess.Popen(
         [sys.executable, "-m", "tau.cli", "web", "--port", str(port), "-m", f"faux/{script}",
-         "--tools", "read,write"],
+         "--models", "faux/echo", "--tools", "read,write"],
         cwd=work,
         env=env,
         stderr=subprocess.PIPE,
@@ -122,7 +121,10 @@ def test_chat_stream_approve_reload_and_attach(tau_web: tuple[str, Path], tmp_pa
         expect(page.locator("#chats li a")).to_have_text("hi")
         page.screenshot(path=str(ARTIFACTS / "4-reloaded.png"))
 
-        # Attach an image: it goes with the message (the faux model echoes the text).
+        # Switch the model (the scripted one has no answer left; faux/echo repeats the text),
+        # attach an image: it goes with the message.
+        expect(page.locator("#model option")).to_have_count(2)
+        page.select_option("#model", "faux/echo")
         page.set_input_files("#file", str(image))
         expect(page.locator("#attachments img")).to_have_count(1)
         page.fill("#input", "what colour is this?")

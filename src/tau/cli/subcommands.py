@@ -318,6 +318,12 @@ WEB: Command[SubcommandHandler] = Command(
             metavar="TOKEN",
         ),
         MODEL,
+        Arg(
+            "models",
+            "comma-separated models the page's model picker also offers (provider/id)",
+            flags=("--models",),
+            metavar="MODELS",
+        ),
         SYSTEM,
         TOOLS,
         YES.but(help="run write/edit/bash without asking (default: the page asks)"),

@@ -1,7 +1,7 @@
 """``tau web``: the ``tau`` command's agent in a browser page (:func:`tau.ui.web_app`).
 
 The same model, system prompt and tools as a run of ``tau`` (``-m``, ``--system``,
-``--tools``, ``--thinking``); ``write``, ``edit`` and ``bash`` ask for approval in the page
+``--tools``, ``--thinking``), and ``--models`` the page's model picker also offers; ``write``, ``edit`` and ``bash`` ask for approval in the page
 (Approve / Deny buttons) unless ``--yes``. Chats are kept in ``$TAU_HOME/web-chats.sqlite``.
 It binds 127.0.0.1 by default; any other host needs ``--token`` (or ``TAU_WEB_TOKEN``), which
 every request then carries (open the page at ``/?token=...``).
@@ -86,7 +86,7 @@ def web_app_for(args: argparse.Namespace) -> Any:
         raise UsageError(f"{exc} (tau web needs: pip install 'tau[web]')") from None
     from tau.cli.config import tau_home
     from tau.cli.flags import DEFAULT_TOOL_NAMES, tool_names
-    from tau.cli.models import check_credentials, choose_model
+    from tau.cli.models import check_credentials, choose_model, model_spec
     from tau.cli.run_settings import model_settings
 
     model = choose_model(args.model)
@@ -101,10 +101,15 @@ def web_app_for(args: argparse.Namespace) -> Any:
         settings=model_settings(args, model),
         ask=not args.yes,
     )
+    offered = {model_spec(model): model}
+    for spec in (args.models or "").split(","):
+        if spec.strip():
+            extra = choose_model(spec.strip())
+            offered[model_spec(extra)] = extra
     home = tau_home()
     home.mkdir(parents=True, exist_ok=True)
     store = SQLiteChatStore(home / "web-chats.sqlite")
-    return web_app(agent, store=store, token=token), token
+    return web_app(agent, store=store, token=token, models=offered), token
 
 
 def web_command(args: argparse.Namespace) -> int:

@@ -314,6 +314,10 @@ class _AGUI:
     def chat_id(self, body: Mapping[str, Any]) -> Any:
         return body.get("threadId")
 
+    def choices(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        props = body.get("forwardedProps")
+        return props if isinstance(props, Mapping) else {}
+
     def prepare(self, chat: Chat, agent: Agent[Any], body: Mapping[str, Any]) -> PreparedRun:
         try:
             data = RunAgentInput.model_validate(body)

@@ -9,6 +9,7 @@ Routes (under wherever the app is mounted):
   message is the new input (a user message), or, for a chat whose run is paused, the
   decisions (the assistant message with its approval responses and the outputs of the
   page's own tools).
+* ``GET /api/options``: the models and thinking levels the page may pick;
 * ``GET /api/chats``: the chat list; ``GET /api/chats/{id}``: a chat as ``UIMessage``s;
   ``DELETE /api/chats/{id}``.
 
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import hmac
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 try:
@@ -39,7 +40,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("tau.ui needs the [web] extra: pip install 'tau[web]'") from exc
 
 from tau.agent import Agent, RunResult
-from tau.ai import TextContent, UserMessage
+from tau.ai import Model, TextContent, UserMessage
 from tau.proxy.sse import EventStreamResponse, HTTPError, error_response, read_json
 from tau.ui.parts import UIMessageError, to_ui_messages
 from tau.ui.protocols import PreparedRun, Protocol, ai_sdk_protocol
@@ -82,11 +83,15 @@ def chat_app(
     body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     send_timeout: float | None = DEFAULT_SEND_TIMEOUT,
     max_buffered_events: int = DEFAULT_MAX_BUFFERED_EVENTS,
+    models: Mapping[str, Model] | None = None,
 ) -> Starlette:
     """The ASGI app serving chats with agents from ``make_agent()`` (one per request, built
     the same way each time: a paused run resumes on another one). ``store`` keeps the chats
     (a :class:`~tau.ui.MemoryChatStore` by default); ``protocol`` is the page's;
-    ``token``, when given, must come with every request. See the module docstring."""
+    ``token``, when given, must come with every request. ``models`` are the models the page
+    may pick by name (the request's ``model``; AG-UI: ``forwardedProps.model``), as the
+    proxy's allow-list; a ``thinking`` level may be picked too. ``GET /api/options`` lists
+    both. See the module docstring."""
     if protocol == "ai-sdk":
         speaks: Protocol = ai_sdk_protocol()
     elif protocol == "ag-ui":
@@ -98,6 +103,7 @@ def chat_app(
     chats: ChatStore = store if store is not None else MemoryChatStore()
     expected = f"Bearer {token}".encode() if token else None
     busy: set[str] = set()
+    offered: Mapping[str, Model] = dict(models or {})
 
     def guarded(
         handler: Callable[[Request], Awaitable[Response]],
@@ -135,6 +141,7 @@ def chat_app(
     async def _start(chat_id: str, body: dict[str, Any]) -> Response:
         chat = await chats.load(chat_id) or Chat(chat_id)
         agent = make_agent()
+        _choose(agent, speaks.choices(body), offered)
         agent.replace_messages(chat.messages)
         prepared: PreparedRun = speaks.prepare(chat, agent, body)
 
@@ -164,6 +171,9 @@ def chat_app(
             on_close=stream.close,
             headers=speaks.headers,
         )
+
+    async def options(request: Request) -> Response:
+        return JSONResponse({"models": list(offered), "thinkingLevels": list(THINKING_LEVELS)})
 
     async def list_chats(request: Request) -> Response:
         summaries = await chats.list()
@@ -206,10 +216,31 @@ def chat_app(
         routes=[
             Route("/api/chat", guarded(run_chat), methods=["POST"]),
             Route("/api/chats", guarded(list_chats), methods=["GET"]),
+            Route("/api/options", guarded(options), methods=["GET"]),
             Route("/api/chats/{chat_id}", guarded(get_chat), methods=["GET"]),
             Route("/api/chats/{chat_id}", guarded(delete_chat), methods=["DELETE"]),
         ]
     )
+
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+"""The thinking levels a page may pick (``thinking`` in the request)."""
+
+
+def _choose(agent: Agent[Any], choices: Mapping[str, Any], models: Mapping[str, Model]) -> None:
+    """Apply the page's ``model`` and ``thinking`` picks (400 for one not offered)."""
+    name = choices.get("model")
+    if name is not None:
+        model = models.get(name) if isinstance(name, str) else None
+        if model is None:
+            offered = ", ".join(models) or "none"
+            raise HTTPError(400, f"model {name!r} is not offered here (offered: {offered})")
+        agent.set_model(model)
+    level = choices.get("thinking")
+    if level is not None:
+        if level not in THINKING_LEVELS:
+            raise HTTPError(400, f"thinking must be one of {', '.join(THINKING_LEVELS)}")
+        agent.set_thinking_level(level)
 
 
 def _title(chat: Chat) -> str:

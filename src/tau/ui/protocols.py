@@ -66,6 +66,10 @@ class Protocol(TypingProtocol):
         """The chat the body names (checked by the app)."""
         ...
 
+    def choices(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Where the body carries the page's ``model`` and ``thinking`` choices."""
+        ...
+
     def prepare(self, chat: Chat, agent: Agent[Any], body: Mapping[str, Any]) -> PreparedRun:
         """The run the body asks for (raises ``HTTPError`` or ``UIMessageError``)."""
         ...
@@ -102,6 +106,9 @@ class _AISDK:
 
     def chat_id(self, body: Mapping[str, Any]) -> Any:
         return body.get("id")
+
+    def choices(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        return body  # useChat's `body` option adds its fields to the request's
 
     def prepare(self, chat: Chat, agent: Agent[Any], body: Mapping[str, Any]) -> PreparedRun:
         trigger = body.get("trigger", "submit-message")

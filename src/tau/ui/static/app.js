@@ -30,9 +30,11 @@ function setStatus(text) {
 async function loadChats() {
   const response = await api("GET", "api/chats");
   if (!response.ok) return setStatus((await response.json()).error);
+  const chats = await response.json();
+  // Replace the list in one step: two loads may overlap.
   const list = $("chats");
   list.replaceChildren();
-  for (const chat of await response.json()) {
+  for (const chat of chats) {
     const item = document.createElement("li");
     item.dataset.id = chat.id;
     if (chat.id === state.chatId) {
@@ -76,6 +78,26 @@ function startChat() {
   location.hash = state.chatId;
   setStatus("");
   render();
+}
+
+// ----------------------------------------------------------------------------- pickers
+
+async function loadOptions() {
+  const response = await api("GET", "api/options");
+  if (!response.ok) return;
+  const options = await response.json();
+  for (const [id, values] of [["model", options.models], ["thinking", options.thinkingLevels]]) {
+    const select = $(id);
+    for (const value of values) select.append(new Option(value, value));
+    select.hidden = values.length < 2;
+  }
+}
+
+function choices() {
+  const out = {};
+  if (!$("model").hidden) out.model = $("model").value;
+  if (!$("thinking").hidden && $("thinking").value !== "off") out.thinking = $("thinking").value;
+  return out;
 }
 
 // ----------------------------------------------------------------------------- stream
@@ -122,7 +144,7 @@ async function send(messages, assistant) {
     const response = await fetch("api/chat", {
       method: "POST",
       headers: { ...headers, "content-type": "application/json" },
-      body: JSON.stringify({ id: state.chatId, messages, trigger: "submit-message" }),
+      body: JSON.stringify({ id: state.chatId, messages, trigger: "submit-message", ...choices() }),
       signal: controller.signal,
     });
     if (!response.ok) {
@@ -318,3 +340,4 @@ $("new-chat").onclick = startChat;
 if (location.hash.length > 1) openChat(decodeURIComponent(location.hash.slice(1))).catch(startChat);
 else startChat();
 loadChats();
+loadOptions();
