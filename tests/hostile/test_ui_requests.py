@@ -352,3 +352,19 @@ async def test_a_model_not_offered_is_400() -> None:
             f"{url}/api/chat", json={**body("c", user("x")), "model": "faux/echo"}
         )
         assert chosen.status_code == 200
+
+
+async def test_renaming_takes_only_a_short_title() -> None:
+    store = MemoryChatStore()
+    app = chat_app(lambda: Agent(model=faux_model()), store=store)
+    async with serving(app) as url, httpx2.AsyncClient() as client:
+        assert (await client.post(f"{url}/api/chat", json=body("r", user("hi")))).status_code == 200
+        for payload in ({"title": ""}, {"title": "x" * 201}, {"title": 5}, {}):
+            response = await client.patch(f"{url}/api/chats/r", json=payload)
+            assert response.status_code == 400
+        missing = await client.patch(f"{url}/api/chats/nope", json={"title": "t"})
+        assert missing.status_code == 404
+        ok = await client.patch(f"{url}/api/chats/r", json={"title": "  My\n chat "})
+        assert ok.json() == {"id": "r", "title": "My chat"}
+    chat = await store.load("r")
+    assert chat is not None and len(chat.messages) == 2

@@ -132,5 +132,14 @@ def test_chat_stream_approve_reload_and_attach(tau_web: tuple[str, Path], tmp_pa
         expect(page.locator(".message.user img")).to_have_count(1)
         expect(page.locator(".message.assistant").last).to_contain_text("what colour is this?")
         page.screenshot(path=str(ARTIFACTS / "5-image.png"))
+
+        # Rename the chat, then start a new one and delete the first.
+        page.once("dialog", lambda dialog: dialog.accept("Notes"))
+        page.click("#chats li button.rename")
+        expect(page.locator("#chats li a")).to_have_text("Notes")
+        page.click("#new-chat")
+        expect(page.locator(".message")).to_have_count(0)
+        page.click("#chats li button.delete")
+        expect(page.locator("#chats li")).to_have_count(0)
         browser.close()
     assert errors == []

@@ -11,7 +11,7 @@ Routes (under wherever the app is mounted):
   page's own tools).
 * ``GET /api/options``: the models and thinking levels the page may pick;
 * ``GET /api/chats``: the chat list; ``GET /api/chats/{id}``: a chat as ``UIMessage``s;
-  ``DELETE /api/chats/{id}``.
+  ``PATCH /api/chats/{id}`` (``{"title": ...}``: rename it); ``DELETE /api/chats/{id}``.
 
 Refused with a one-line ``{"error": ...}``: ``401`` without the token (when the app has one:
 ``Authorization: Bearer <token>``), ``413`` for a body over ``max_body_bytes``, ``408`` for a
@@ -204,6 +204,21 @@ def chat_app(
             }
         )
 
+    async def rename_chat(request: Request) -> Response:
+        chat_id = check_chat_id(request.path_params["chat_id"], "the chat id")
+        data = await read_json(request, 64 * 1024, body_timeout)
+        title = data.get("title")
+        if not isinstance(title, str) or not 0 < len(title.strip()) <= 200:
+            raise HTTPError(400, "title must be a non-empty string of at most 200 characters")
+        if chat_id in busy:
+            raise HTTPError(409, f"chat {chat_id!r} is running: wait for its run to end")
+        chat = await chats.load(chat_id)
+        if chat is None:
+            raise HTTPError(404, f"no chat {chat_id!r}")
+        chat.title = " ".join(title.split())
+        await chats.save(chat)
+        return JSONResponse({"id": chat.id, "title": chat.title})
+
     async def delete_chat(request: Request) -> Response:
         chat_id = check_chat_id(request.path_params["chat_id"], "the chat id")
         if chat_id in busy:
@@ -218,6 +233,7 @@ def chat_app(
             Route("/api/chats", guarded(list_chats), methods=["GET"]),
             Route("/api/options", guarded(options), methods=["GET"]),
             Route("/api/chats/{chat_id}", guarded(get_chat), methods=["GET"]),
+            Route("/api/chats/{chat_id}", guarded(rename_chat), methods=["PATCH"]),
             Route("/api/chats/{chat_id}", guarded(delete_chat), methods=["DELETE"]),
         ]
     )

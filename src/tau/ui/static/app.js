@@ -44,15 +44,27 @@ async function loadChats() {
     const link = document.createElement("a");
     link.textContent = chat.title || "(untitled)";
     link.onclick = () => openChat(chat.id);
+    const rename = document.createElement("button");
+    rename.textContent = "✎";
+    rename.title = "Rename this chat";
+    rename.className = "rename";
+    rename.onclick = async () => {
+      const title = prompt("Rename the chat", chat.title || "");
+      if (!title) return;
+      const answer = await api("PATCH", `api/chats/${encodeURIComponent(chat.id)}`, { title });
+      if (!answer.ok) setStatus((await answer.json()).error);
+      loadChats();
+    };
     const remove = document.createElement("button");
     remove.textContent = "×";
     remove.title = "Delete this chat";
+    remove.className = "delete";
     remove.onclick = async () => {
       await api("DELETE", `api/chats/${encodeURIComponent(chat.id)}`);
       if (chat.id === state.chatId) startChat();
       loadChats();
     };
-    item.append(link, remove);
+    item.append(link, rename, remove);
     list.append(item);
   }
 }
