@@ -102,13 +102,21 @@ async def test_malformed_requests_are_400_and_touch_no_chat() -> None:
 
 
 async def test_malformed_ag_ui_input_is_400() -> None:
+    user_ag = {"id": "u", "role": "user", "content": "hi"}
     app = chat_app(lambda: Agent(model=faux_model()), protocol="ag-ui")
     async with serving(app) as url, httpx2.AsyncClient() as client:
+        base = {"threadId": "t", "runId": "r", "messages": [user_ag]}
         for payload in (
             {"threadId": "t"},
             {"threadId": "t", "runId": "r", "messages": [{"role": "user"}]},
             {"threadId": "t", "runId": "r", "messages": []},
-        ):
+            {**base, "tools": [{"name": "x", "description": "d", "parameters": "str"}]},
+            {**base, "tools": [{"name": "x", "description": "d", "parameters": {"type": 5}}]},
+            {**base, "tools": [{"name": "rm -rf", "description": "d"}]},
+            {**base, "tools": [{"name": f"t{i}", "description": "d"} for i in range(200)]},
+            {**base, "messages": [{"id": "u", "role": "user", "content": [
+                {"type": "image", "source": {"type": "url", "value": "http://evil/x.png"}}]}]},
+        ):  # fmt: skip
             response = await client.post(f"{url}/api/chat", json=payload)
             assert response.status_code == 400, response.text
             assert "\n" not in response.json()["error"]

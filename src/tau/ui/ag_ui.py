@@ -27,6 +27,7 @@ by ``RunAgentInput.resume``: ``{"interruptId": <call id>, "status": "resolved", 
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -307,6 +308,26 @@ def _decisions(chat: Chat, data: RunAgentInput) -> tuple[dict[str, Decision], di
     return decisions, answers
 
 
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_MAX_PAGE_TOOLS = 128
+
+
+def _page_tools(data: RunAgentInput) -> list[Any]:
+    """The page's tools, checked: providers take names of ``[A-Za-z0-9_-]{1,64}`` and a JSON
+    Schema object as parameters."""
+    tools = list(data.tools or ())
+    if len(tools) > _MAX_PAGE_TOOLS:
+        raise HTTPError(400, f"at most {_MAX_PAGE_TOOLS} tools, not {len(tools)}")
+    for i, tool in enumerate(tools):
+        if not _TOOL_NAME.fullmatch(tool.name):
+            raise HTTPError(400, f"tools[{i}].name must match [A-Za-z0-9_-]{{1,64}}")
+        if tool.parameters is not None and not (
+            isinstance(tool.parameters, dict) and tool.parameters.get("type", "object") == "object"
+        ):
+            raise HTTPError(400, f"tools[{i}].parameters must be a JSON Schema object")
+    return tools
+
+
 class _AGUI:
     chat_id_field = "threadId"
     headers: Mapping[str, str] = {"cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -328,7 +349,7 @@ class _AGUI:
         known = {tool.name for tool in agent.state.tools}
         page_tools = [
             AgentTool(t.name, t.description, t.parameters or None, external=True)
-            for t in data.tools or ()
+            for t in _page_tools(data)
             if t.name not in known
         ]
         if page_tools:

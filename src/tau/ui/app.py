@@ -42,7 +42,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from tau.agent import Agent, RunResult
 from tau.ai import Model, TextContent, UserMessage
 from tau.proxy.sse import EventStreamResponse, HTTPError, error_response, read_json
-from tau.ui.parts import UIMessageError, to_ui_messages
+from tau.ui.parts import UIMessageError, shown, to_ui_messages
 from tau.ui.protocols import PreparedRun, Protocol, ai_sdk_protocol
 from tau.ui.store import Chat, ChatStore, MemoryChatStore
 
@@ -250,7 +250,7 @@ def _choose(agent: Agent[Any], choices: Mapping[str, Any], models: Mapping[str, 
         model = models.get(name) if isinstance(name, str) else None
         if model is None:
             offered = ", ".join(models) or "none"
-            raise HTTPError(400, f"model {name!r} is not offered here (offered: {offered})")
+            raise HTTPError(400, f"model {shown(name)} is not offered here (offered: {offered})")
         agent.set_model(model)
     level = choices.get("thinking")
     if level is not None:

@@ -41,6 +41,7 @@ __all__ = [
     "decode_decisions",
     "decode_ui_messages",
     "decode_user_message",
+    "shown",
     "to_ui_messages",
     "tool_output",
 ]
@@ -167,6 +168,12 @@ def _assistant_part(
 # --------------------------------------------------------------------------- page -> tau
 
 
+def shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters: errors quote the page's input, bounded."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _object(value: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise UIMessageError(f"{path}: expected an object")
@@ -205,7 +212,7 @@ def decode_user_message(message: Any, path: str = "message") -> UserMessage:
     """One page ``UIMessage`` with role ``user`` as a tau user message."""
     message = _object(message, path)
     if message.get("role") not in _USER_ROLES:
-        raise UIMessageError(f"{path}.role: expected user, got {message.get('role')!r}")
+        raise UIMessageError(f"{path}.role: expected user, got {shown(message.get('role'))}")
     content: list[UserContent] = []
     for i, part in enumerate(_parts(message, path)):
         where = f"{path}.parts[{i}]"
@@ -217,7 +224,7 @@ def decode_user_message(message: Any, path: str = "message") -> UserMessage:
         elif kind == "step-start" or (isinstance(kind, str) and kind.startswith("data-")):
             continue
         else:
-            raise UIMessageError(f"{where}.type: a user message cannot hold {kind!r} parts")
+            raise UIMessageError(f"{where}.type: a user message cannot hold {shown(kind)} parts")
     if not content:
         raise UIMessageError(f"{path}: the message has no text or image")
     return UserMessage(content)
@@ -238,7 +245,7 @@ def decode_ui_messages(messages: Any, path: str = "messages") -> list[AgentMessa
         elif role == "assistant":
             out.extend(_decode_assistant(message, where))
         else:
-            raise UIMessageError(f"{where}.role: expected user or assistant, got {role!r}")
+            raise UIMessageError(f"{where}.role: expected user or assistant, got {shown(role)}")
     return out
 
 

@@ -17,7 +17,7 @@ from tau.agent import Agent, AgentEvent, AgentMessage, Deny, RunResult
 from tau.ai import AssistantMessage, UserMessage
 from tau.proxy.sse import HTTPError
 from tau.ui.ai_sdk import DONE_FRAME, UI_MESSAGE_STREAM_HEADERS, AISDKEncoder, sse_frame
-from tau.ui.parts import Approval, decode_decisions, decode_user_message
+from tau.ui.parts import Approval, decode_decisions, decode_user_message, shown
 from tau.ui.run_stream import RunStream
 from tau.ui.store import Chat
 
@@ -113,7 +113,7 @@ class _AISDK:
     def prepare(self, chat: Chat, agent: Agent[Any], body: Mapping[str, Any]) -> PreparedRun:
         trigger = body.get("trigger", "submit-message")
         if trigger != "submit-message":
-            raise HTTPError(400, f"trigger {trigger!r} is not supported (only submit-message)")
+            raise HTTPError(400, f"trigger {shown(trigger)} is not supported (only submit-message)")
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise HTTPError(400, "messages must be a non-empty list of UIMessages")
