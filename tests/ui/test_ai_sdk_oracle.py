@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pydantic
 
-from tau.agent import Agent, AgentTool, agent_tool
+from tau.agent import Agent, AgentTool, ToolUpdateCallback, agent_tool
 from tau.ai.providers.faux import FauxResponse, faux_model, text, thinking, tool_call
 from tau.ui import chat_app
 from tests.ui.conftest import run_node, serving
@@ -317,3 +317,25 @@ async def test_reload_and_a_second_tab_see_the_same_chat(node_oracle: Path, tmp_
     assert listed[0]["id"] == "kept" and listed[0]["title"] == "first"
     assert again is not None and len(again.messages) == 4
     _ = asyncio  # the module's tests are async
+
+
+async def test_tool_progress_streams_as_preliminary_output(node_oracle: Path) -> None:
+    @agent_tool
+    async def count(n: int, on_update: ToolUpdateCallback) -> str:
+        """Count to n, reporting progress."""
+        for i in range(1, n + 1):
+            on_update(f"{i}/{n}")
+            await asyncio.sleep(0)
+        return f"counted to {n}"
+
+    model = faux_model(
+        [FauxResponse([tool_call("count", {"n": 3}, id="c1")]), FauxResponse([text("Done.")])]
+    )
+    app = chat_app(lambda: Agent(model=model, tools=[count]))
+    async with serving(app) as url:
+        answer = await ask(node_oracle, url, "progress", [user("count")])
+        await same_as_transcript(url, "progress", answer)
+    outputs = [c for c in answer["chunks"] if c["type"] == "tool-output-available"]
+    assert [c["output"] for c in outputs] == ["1/3", "2/3", "3/3", "counted to 3"]
+    assert [c.get("preliminary") for c in outputs] == [True, True, True, None]
+    assert parts(answer["message"])[1]["output"] == "counted to 3"
