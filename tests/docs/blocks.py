@@ -97,8 +97,8 @@ def is_sequence(path: Path) -> bool:
 
 
 def _commands(body: str) -> list[tuple[str, list[str]]]:
-    """``$ command`` lines (with ``\\`` continuations and ``<<'EOF'`` documents) and the
-    output lines shown after each."""
+    """``$ command`` lines (with ``\\`` continuations, shown after ``> ``, and ``<<'EOF'``
+    documents) and the output lines shown after each."""
     commands: list[tuple[str, list[str]]] = []
     lines = body.splitlines()
     index = 0
@@ -111,7 +111,7 @@ def _commands(body: str) -> list[tuple[str, list[str]]]:
             continue
         command = [line[2:]]
         while command[-1].endswith("\\") and index < len(lines):
-            command.append(lines[index])
+            command.append(lines[index].removeprefix("> "))
             index += 1
         heredoc = re.search(r"<<-?'?(\w+)'?", command[0])
         if heredoc:
