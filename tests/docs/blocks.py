@@ -18,14 +18,17 @@ The conventions a page follows (the site's home page states them for writers):
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 
+# A fence, at the start of a line or indented in a list item, with the marker comment before it.
 _FENCE = re.compile(
-    r"^(?P<marker><!-- (?P<mark>[^>]*?) -->\n)?```(?P<info>[^\n]*)\n(?P<body>.*?)^```[ \t]*$",
+    r"^(?P<indent>[ \t]*)(?:<!-- (?P<mark>[^>]*?) -->\n(?P=indent))?```(?P<info>[^\n]*)\n"
+    r"(?P<body>.*?)^(?P=indent)```[ \t]*$",
     re.S | re.M,
 )
 ELLIPSIS = "..."
@@ -59,17 +62,19 @@ def blocks(path: Path) -> list[Block]:
     """The fenced blocks of a page, each python block with the output shown after it."""
     text = path.read_text(encoding="utf-8")
     found: list[Block] = []
+    previous_end = 0  # where the last block ended: an output block follows its code directly
     for match in _FENCE.finditer(text):
         info = match["info"].strip()
         lang = info.split(" ", 1)[0]
         line = text.count("\n", 0, match.start("info")) + 1
-        block = Block(path, line, lang, info, (match["mark"] or "").strip(), match["body"])
+        body = textwrap.dedent(match["body"]) if match["indent"] else match["body"]
+        block = Block(path, line, lang, info, (match["mark"] or "").strip(), body)
         if (
             lang == "text"
             and 'title="Output"' in info
             and found
             and found[-1].lang == "python"
-            and not text[found_end:match.start()].strip()
+            and not text[previous_end : match.start()].strip()
         ):
             found[-1].output = block.body.splitlines()
         elif lang == "console":
@@ -77,8 +82,13 @@ def blocks(path: Path) -> list[Block]:
             found.append(block)
         else:
             found.append(block)
-        found_end = match.end()
+        previous_end = match.end()
     return found
+
+
+def output_fences(path: Path) -> int:
+    """How many ``Output`` blocks the page holds (each must follow a python block)."""
+    return len(re.findall(r'^[ \t]*```text title="Output"', path.read_text(encoding="utf-8"), re.M))
 
 
 def python_blocks(path: Path) -> list[Block]:

@@ -19,6 +19,7 @@ from tests.docs.blocks import (
     console_blocks,
     is_sequence,
     matches,
+    output_fences,
     pages,
     python_blocks,
 )
@@ -149,3 +150,10 @@ def test_few_blocks_are_left_unrun() -> None:
     ]
     assert all(b.mark.removeprefix("not-run:").strip() for b in unrun), "give a reason"
     assert len(unrun) <= 25, [b.name for b in unrun]
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(REPO)))
+def test_every_output_block_follows_its_code(page: Path) -> None:
+    # An Output block anywhere else would be shown to readers but compared with nothing.
+    shown = sum(1 for b in blocks(page) if b.output is not None)
+    assert shown == output_fences(page)
