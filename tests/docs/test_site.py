@@ -8,6 +8,7 @@ import re
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -112,12 +113,19 @@ def test_every_public_name_is_in_the_api_reference(site: Site, face: str) -> Non
     assert not missing, f"{face}: not in the API reference: {missing}"
 
 
-@pytest.mark.parametrize("face", FACES)
-def test_every_public_name_has_a_docstring(face: str) -> None:
+@pytest.fixture(scope="module")
+def griffe_faces() -> dict[str, Any]:
+    """The faces as mkdocstrings reads them (griffe's static analysis), loaded once."""
     griffe = pytest.importorskip("griffe", reason="the [docs] extra (griffe) is not installed")
     loader = griffe.GriffeLoader(search_paths=[str(REPO / "src")])
-    module = loader.load(face)
+    faces = {face: loader.load(face) for face in FACES}
     loader.resolve_aliases(implicit=True, external=False)
+    return faces
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_every_public_name_has_a_docstring(griffe_faces: dict[str, Any], face: str) -> None:
+    module = griffe_faces[face]
     undocumented = []
     for name in importlib.import_module(face).__all__:
         member = module.members.get(name)
