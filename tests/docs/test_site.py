@@ -16,8 +16,9 @@ import pytest
 from tests.docs.blocks import REPO
 from tests.docs.conftest import Site
 
-# The faces the reference documents, each on its own page.
-FACES = [
+# The faces the reference documents, each on its own page: these, and every package of tau
+# (a new one, such as a web UI, gets its page; the `tau` command is documented by its pages).
+_NAMED = [
     "tau.ai",
     "tau.ai.adapters",
     "tau.ai.structured",
@@ -28,6 +29,12 @@ FACES = [
     "tau.telemetry",
     "tau.durable",
 ]
+_PACKAGES = sorted(
+    f"tau.{path.parent.name}"
+    for path in (REPO / "src" / "tau").glob("*/__init__.py")
+    if path.parent.name != "cli"
+)
+FACES = _NAMED + [face for face in _PACKAGES if face not in _NAMED]
 
 
 class _Page(HTMLParser):
