@@ -113,7 +113,9 @@ def test_console_block_runs(block: Block, tmp_path: Path) -> None:
         f"printf '%s\\n' '{marker.format(i)}'\n{{ {command}\n}} 2>&1\n"
         for i, (command, _) in enumerate(block.commands)
     )
-    env = _env(tmp_path) | {"PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
+    # `tau`, and the Python it runs on (as in an activated virtual environment).
+    path = [str(bin_dir), str(Path(sys.executable).parent), os.environ.get("PATH", "")]
+    env = _env(tmp_path) | {"PATH": os.pathsep.join(path)}
     done = subprocess.run(
         ["bash", "-c", script],
         capture_output=True,
