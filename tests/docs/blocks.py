@@ -8,9 +8,10 @@ The conventions a page follows (the site's home page states them for writers):
   prints, compared line by line: a line ``...`` stands for any number of lines, and ``...``
   inside a line for any text;
 * a ```` ```console ```` block after ``<!-- run -->`` is a shell session: each ``$ `` line is
-  run by bash (with ``tau`` and its ``python`` on ``PATH``, no API key in the environment, in an empty folder
-  that is also ``$TAU_HOME``) and the lines up to the next ``$ `` are its output, stdout and
-  stderr together, compared the same way;
+  run by bash (with ``tau`` and its ``python`` on ``PATH``, no API key in the environment, in
+  an empty folder whose ``.tau`` is ``$TAU_HOME``; a continuation line is shown after ``> ``)
+  and the lines up to the next ``$ `` are its output, stdout and stderr together, compared the
+  same way;
 * a page holding ``<!-- blocks: sequence -->`` runs its python blocks in order in one
   interpreter, as a reader typing them one after another would.
 """
