@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install tau with its test dependencies into .venv, then run lint, format, types and the whole
-# suite, each step labelled; the summary at the end lists every skipped test with its reason.
+# Install tau with its test dependencies into .venv, then run lint, format, types, the
+# documentation site's strict build and the whole suite, each step labelled; the summary at the end lists every skipped test with its reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$*"; }
@@ -20,6 +20,10 @@ step "format: ruff format --check"
 .venv/bin/ruff format --check src tests benchmarks scripts
 step "types: mypy (strict, src/)"
 .venv/bin/mypy
+# A broken link, a missing reference or any warning fails the build (tests/docs checks the
+# built pages' links and the API reference's coverage too).
+step "docs: mkdocs build --strict"
+NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict --quiet --site-dir .venv/site
 # -rs: a skipped test says why (a missing extra or fixture) in the summary.
 step "tests: pytest (skipped tests and their reasons are listed at the end)"
 .venv/bin/python -m pytest -q -rs "$@"

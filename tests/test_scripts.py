@@ -21,7 +21,7 @@ def test_scripts_are_valid_bash() -> None:
 
 def test_test_script_labels_each_step_and_reports_skips() -> None:
     labels = [step.split(":")[0] for step in _steps("test.sh")]
-    assert labels == ["install", "install", "lint", "format", "types", "tests"]
+    assert labels == ["install", "install", "lint", "format", "types", "docs", "tests"]
     text = (SCRIPTS / "test.sh").read_text()
     # -rs lists every skipped test with its reason in the summary.
     assert re.search(r"^\.venv/bin/python -m pytest -q -rs ", text, re.M)

@@ -262,38 +262,44 @@ def test_a_file_named_without_a_read_tool_gets_a_note(tau: TauRunner, tmp_path: 
     assert "no read tool" not in tau("-m", "faux/echo", "--tools", "none", "Sum @README.md").stderr
 
 
-# --------------------------------------------------------------------------- 13: the README
+# --------------------------------------------------------------------------- 13: the docs
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
+CONFIGURATION = (DOCS / "cli" / "configuration.md").read_text(encoding="utf-8")
+DAILY_USE = (DOCS / "cli" / "daily-use.md").read_text(encoding="utf-8")
+LOCAL_MODEL = (DOCS / "guides" / "providers" / "local.md").read_text(encoding="utf-8")
 
 
-def test_the_readme_documents_every_config_key_the_cli_reads() -> None:
+def test_the_docs_document_every_config_key_the_cli_reads() -> None:
     sources = "\n".join(p.read_text() for p in (ROOT / "src" / "tau" / "cli").rglob("*.py"))
     keys = set(re.findall(r'load_config\(\)\.get\("(\w+)"\)', sources))
     assert keys >= {"model", "fallback", "compaction", "mcpServers"}
-    table = README.split("**Settings**", 1)[1].split("\n\n", 1)[1]
+    table = CONFIGURATION.split("**Settings**", 1)[1].split("\n\n", 1)[1]
     for key in keys:
         assert f"| `{key}` |" in table, key
 
 
-def test_the_readme_documents_the_scripted_model_format() -> None:
+def test_the_docs_document_the_scripted_model_format() -> None:
     from tau.cli import faux_script
 
-    section = README.split("**Faux models for trying and testing**", 1)[1].split("\n* **", 1)[0]
+    section = DAILY_USE.split("**Faux models for trying and testing**", 1)[1].split("\n* **", 1)[0]
     for key in faux_script._KEYS:
         assert f"`{key}`" in section, key
 
 
-def test_the_readme_says_what_a_newcomer_meets() -> None:
+def test_the_docs_say_what_a_newcomer_meets() -> None:
     from tau.cli.oneshot import INTERRUPTED
 
-    assert f"`tau: aborted: {INTERRUPTED}`" in README  # as printed on Ctrl-C
-    assert "`AGENTS.md` (else `CLAUDE.md`)" in README and "filesystem root down to" in README
+    assert f"`tau: aborted: {INTERRUPTED}`" in DAILY_USE  # as printed on Ctrl-C
+    assert "`AGENTS.md` (else `CLAUDE.md`)" in DAILY_USE and "filesystem root down to" in DAILY_USE
     assert (
-        "over\n10 minutes on a 2-core machine" in README or "over 10 minutes on a 2-core" in README
+        "over\n10 minutes on a 2-core machine" in LOCAL_MODEL
+        or "over 10 minutes on a 2-core" in LOCAL_MODEL
     )
-    assert "tau/wheels/" in README
+    assert "tau/wheels/" in LOCAL_MODEL
     # The first examples are ones the default (embedded, toolless) model handles.
-    first = README.split("## The `tau` command", 1)[1].split("```bash\n", 1)[1].splitlines()[0]
-    assert first.startswith('tau "Write a haiku')
+    for text in (README, DAILY_USE):
+        first = text.split("## The `tau` command", 1)[1].split("```bash\n", 1)[1].splitlines()[0]
+        assert first.startswith('tau "Write a haiku')

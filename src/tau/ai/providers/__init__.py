@@ -54,7 +54,8 @@ Adding a provider
    (``../shared/fixtures/recorded``), expectations computed from the raw recording; its row in
    ``tests/ai/streaming/test_headers.py``, ``tests/ai/fault_cases.py`` and the handoff matrix
    (``tests/ai/test_handoff_all_apis.py``).
-4. A case in ``benchmarks/bench_providers.py``, and the README's provider section.
+4. A case in ``benchmarks/bench_providers.py``, and its page in ``docs/guides/providers/``
+   (listed in that folder's ``index.md`` and in ``mkdocs.yml``; a test checks it exists).
 
 A third-party package declares the same record and names it in the ``tau.providers`` entry
 point group (``"my-api" = "my_package.provider:PROVIDER"``); nothing of tau changes.
