@@ -96,6 +96,7 @@ def load(path: Path, n_ctx: int) -> Loaded:
             params.n_ctx = n_ctx
             params.n_parallel = 1
             params.verbosity = -1  # llama.cpp logs every step to stderr otherwise
+            params.hostnames = ["127.0.0.1"]
             api_key = secrets.token_urlsafe(32)
             params.api_keys = [api_key]
             try:
