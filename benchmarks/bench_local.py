@@ -4,7 +4,8 @@ llama-cpp-python (tau's previous backend) where it is installed.
 
 Run: ``python benchmarks/bench_local.py`` (needs the ``[local]`` extra). All sides run the same
 GGUF, the same prompt text and the same greedy sampling with the same repetition penalty,
-alternating, in one process, each warmed up first (model loaded, prompt cached). "direct" is
+alternating, in one process, each warmed up first (model loaded), each reading the prompt
+afresh every time (as tau reads a turn's first step). "direct" is
 ``Server.handle_completions`` streamed to the end through a callback; "tau" is ``tau.ai.stream``
 consumed event by event (the prompt's token count, the worker thread, the hand-over to the
 event loop and the event objects included); "llama-cpp-python" is
@@ -61,7 +62,7 @@ def direct(loaded: generate.Loaded, prompt: str) -> Sample:
             **generate.SAMPLING,
             **generate.PENALTY,
             "stream": True,
-            "cache_prompt": True,
+            "cache_prompt": False,  # as tau reads a turn's prompt: afresh
             "timings_per_token": True,
         },
         on_chunk,

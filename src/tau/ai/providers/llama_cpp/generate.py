@@ -147,6 +147,11 @@ class Turn:
         self.post = post
         self.counts = counts
         self.budget = request.settings.max_tokens
+        # The turn's first step reads its whole prompt afresh; the later steps reuse it from
+        # llama.cpp's prompt cache. Reusing what an earlier call left there would make the
+        # answer depend on that call: a prefix read in other batches comes out a little
+        # different, and greedy sampling on a small model can tip over that.
+        self.cached = False
         self.used_names = {call.name for call in request.previous_calls}
         self.made_calls = {
             (call.name, _canonical(call.arguments)) for call in request.previous_calls
@@ -205,7 +210,7 @@ class Turn:
             **(PENALTY if penalised else {}),
             **(grammar or {}),
             "stream": True,
-            "cache_prompt": True,
+            "cache_prompt": self.cached,
             "timings_per_token": True,  # each chunk counts the tokens sampled so far
         }
         pieces: list[str] = []
@@ -241,6 +246,7 @@ class Turn:
             return False
 
         result = self.loaded.server.handle_completions(body, on_chunk)
+        self.cached = True
         if failure is not None:
             raise failure
         if isinstance(result, dict) and "error" in result:
