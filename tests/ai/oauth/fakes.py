@@ -1,0 +1,239 @@
+"""Fake OAuth servers on 127.0.0.1 that check what the real ones check.
+
+* :class:`FakeGitHub`: the device-code flow (``authorization_pending`` and ``slow_down`` as
+  scripted, the device code and client id checked) and the Copilot token exchange (the GitHub
+  token checked, a revoked one refused with 401).
+* :class:`FakeOpenAIAuth`: PKCE (the verifier checked against the challenge the authorize
+  request sent), redirects only to a localhost URI, one use per code, and refresh tokens that
+  rotate (an old or revoked one refused with ``invalid_grant``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+
+class FakeServer:
+    """A threaded HTTP server on 127.0.0.1 dispatching to ``handle(method, path, query, form,
+    headers) -> (status, body, extra headers)``."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _run(self, method: str) -> None:
+                url = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode() if length else ""
+                form = {k: v[0] for k, v in parse_qs(raw).items()}
+                query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                status, body, extra = owner.handle(
+                    method, url.path, query, form, dict(self.headers)
+                )
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._run("GET")
+
+            def do_POST(self) -> None:
+                self._run("POST")
+
+            def log_message(self, format: str, *args: object) -> None:
+                del format, args
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        form: dict[str, str],
+        headers: dict[str, str],
+    ) -> tuple[int, Any, dict[str, str]]:
+        raise NotImplementedError
+
+    @contextmanager
+    def running(self) -> Iterator[Any]:
+        self.thread.start()
+        try:
+            yield self
+        finally:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+COPILOT_CLIENT_ID = "Iv1.b507a08c87ecfe98"
+
+
+class FakeGitHub(FakeServer):
+    """github.com's device flow and api.github.com's Copilot token, on one port."""
+
+    def __init__(self, polls: list[str] | None = None, slow_down_interval: int | None = 10) -> None:
+        super().__init__()
+        self.polls = list(
+            polls or []
+        )  # answers before the token: "authorization_pending"/"slow_down"
+        self.slow_down_interval = slow_down_interval
+        self.device_code = secrets.token_hex(8)
+        self.github_token = "gho_" + secrets.token_hex(12)
+        self.revoked: set[str] = set()
+        self.poll_count = 0
+        self.exchanges = 0
+        self.api_host = "proxy.business.githubcopilot.com"
+
+    def handle(self, method, path, query, form, headers):  # type: ignore[no-untyped-def]
+        if path == "/login/device/code" and method == "POST":
+            if form.get("client_id") != COPILOT_CLIENT_ID or form.get("scope") != "read:user":
+                return 400, {"error": "invalid_client"}, {}
+            return (
+                200,
+                {
+                    "device_code": self.device_code,
+                    "user_code": "ABCD-1234",
+                    "verification_uri": "https://github.com/login/device",
+                    "interval": 5,
+                    "expires_in": 900,
+                },
+                {},
+            )
+        if path == "/login/oauth/access_token" and method == "POST":
+            if form.get("grant_type") != "urn:ietf:params:oauth:grant-type:device_code":
+                return 200, {"error": "unsupported_grant_type"}, {}
+            if form.get("device_code") != self.device_code:
+                return 200, {"error": "bad_verification_code"}, {}
+            with self.lock:
+                self.poll_count += 1
+                answer = self.polls.pop(0) if self.polls else None
+            if answer == "slow_down":
+                body: dict[str, Any] = {"error": "slow_down"}
+                if self.slow_down_interval:
+                    body["interval"] = self.slow_down_interval
+                return 200, body, {}
+            if answer is not None:
+                return 200, {"error": answer}, {}
+            return 200, {"access_token": self.github_token, "token_type": "bearer"}, {}
+        if path == "/copilot_internal/v2/token" and method == "GET":
+            auth = headers.get("Authorization", "")
+            token = auth.removeprefix("Bearer ")
+            if token != self.github_token or token in self.revoked:
+                return 401, {"message": "Bad credentials"}, {}
+            if headers.get("Editor-Version") is None:
+                return 400, {"message": "missing editor version"}, {}
+            with self.lock:
+                self.exchanges += 1
+                n = self.exchanges
+            return (
+                200,
+                {
+                    "token": f"tid=t{n};exp=1;sku=x;proxy-ep={self.api_host};8kp=1:sig{n}",
+                    "expires_at": int(time.time()) + 1800,
+                    "refresh_in": 1500,
+                },
+                {},
+            )
+        return 404, {"error": "not_found"}, {}
+
+
+def make_jwt(claims: dict[str, Any]) -> str:
+    def part(obj: Any) -> str:
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+
+    return f"{part({'alg': 'none'})}.{part(claims)}.sig"
+
+
+CODEX_CLIENT_ID = "app_EMoamEEZ73f0CkXaXp7hrann"
+
+
+class FakeOpenAIAuth(FakeServer):
+    """auth.openai.com's authorize and token endpoints."""
+
+    def __init__(self, expires_in: int = 3600, refresh_delay: float = 0.0) -> None:
+        super().__init__()
+        self.expires_in = expires_in
+        self.refresh_delay = refresh_delay
+        self.codes: dict[str, tuple[str, str]] = {}  # code -> (challenge, redirect_uri)
+        self.valid_refresh: set[str] = set()
+        self.refreshes = 0
+        self.issued = 0
+        self.account = "acct-" + secrets.token_hex(4)
+
+    def _issue(self) -> dict[str, Any]:
+        self.issued += 1
+        refresh = f"rt_{self.issued}_{secrets.token_hex(6)}"
+        self.valid_refresh.add(refresh)
+        access = make_jwt(
+            {"https://api.openai.com/auth": {"chatgpt_account_id": self.account}, "n": self.issued}
+        )
+        return {"access_token": access, "refresh_token": refresh, "expires_in": self.expires_in}
+
+    def handle(self, method, path, query, form, headers):  # type: ignore[no-untyped-def]
+        if path == "/oauth/authorize" and method == "GET":
+            redirect = query.get("redirect_uri", "")
+            host = urlsplit(redirect).hostname
+            if (
+                query.get("client_id") != CODEX_CLIENT_ID
+                or query.get("response_type") != "code"
+                or query.get("code_challenge_method") != "S256"
+                or not query.get("code_challenge")
+                or not query.get("state")
+            ):
+                return 400, {"error": "invalid_request"}, {}
+            if host not in ("localhost", "127.0.0.1") or urlsplit(redirect).scheme != "http":
+                return 400, {"error": "invalid_redirect_uri"}, {}
+            code = "ac_" + secrets.token_hex(8)
+            with self.lock:
+                self.codes[code] = (query["code_challenge"], redirect)
+            location = f"{redirect}?{urlencode({'code': code, 'state': query['state']})}"
+            return 302, b"", {"Location": location}
+        if path == "/oauth/token" and method == "POST":
+            if form.get("client_id") != CODEX_CLIENT_ID:
+                return 401, {"error": "invalid_client"}, {}
+            grant = form.get("grant_type")
+            with self.lock:
+                if grant == "authorization_code":
+                    found = self.codes.pop(form.get("code", ""), None)
+                    if found is None:
+                        return 400, {"error": "invalid_grant"}, {}
+                    challenge, redirect = found
+                    verifier = form.get("code_verifier", "")
+                    made = (
+                        base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+                        .rstrip(b"=")
+                        .decode()
+                    )
+                    if made != challenge or form.get("redirect_uri") != redirect:
+                        return 400, {"error": "invalid_grant"}, {}
+                    return 200, self._issue(), {}
+                if grant == "refresh_token":
+                    token = form.get("refresh_token", "")
+                    if token not in self.valid_refresh:
+                        return 400, {"error": "invalid_grant"}, {}
+                    self.valid_refresh.discard(token)  # rotation: one use each
+                    self.refreshes += 1
+                    if self.refresh_delay:
+                        time.sleep(self.refresh_delay)
+                    return 200, self._issue(), {}
+            return 400, {"error": "unsupported_grant_type"}, {}
+        return 404, {"error": "not_found"}, {}
