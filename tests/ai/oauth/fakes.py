@@ -39,11 +39,11 @@ class FakeServer:
                 form = {k: v[0] for k, v in parse_qs(raw).items()}
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 status, body, extra = owner.handle(
-                    method, url.path, query, form, dict(self.headers)
+                    method, url.path, query, form, {k.lower(): v for k, v in self.headers.items()}
                 )
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", extra.pop("Content-Type", "application/json"))
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in extra.items():
                     self.send_header(k, v)
@@ -90,8 +90,12 @@ COPILOT_CLIENT_ID = "Iv1.b507a08c87ecfe98"
 class FakeGitHub(FakeServer):
     """github.com's device flow and api.github.com's Copilot token, on one port."""
 
-    def __init__(self, polls: list[str] | None = None, slow_down_interval: int | None = 10) -> None:
+    def __init__(
+        self, polls: list[str] | None = None, slow_down_interval: int | None = 10, interval: int = 5
+    ) -> None:
         super().__init__()
+        self.interval = interval
+        self.chat_auth: list[str] = []
         self.polls = list(
             polls or []
         )  # answers before the token: "authorization_pending"/"slow_down"
@@ -113,7 +117,7 @@ class FakeGitHub(FakeServer):
                     "device_code": self.device_code,
                     "user_code": "ABCD-1234",
                     "verification_uri": "https://github.com/login/device",
-                    "interval": 5,
+                    "interval": self.interval,
                     "expires_in": 900,
                 },
                 {},
@@ -135,11 +139,11 @@ class FakeGitHub(FakeServer):
                 return 200, {"error": answer}, {}
             return 200, {"access_token": self.github_token, "token_type": "bearer"}, {}
         if path == "/copilot_internal/v2/token" and method == "GET":
-            auth = headers.get("Authorization", "")
+            auth = headers.get("authorization", "")
             token = auth.removeprefix("Bearer ")
             if token != self.github_token or token in self.revoked:
                 return 401, {"message": "Bad credentials"}, {}
-            if headers.get("Editor-Version") is None:
+            if headers.get("editor-version") is None:
                 return 400, {"message": "missing editor version"}, {}
             with self.lock:
                 self.exchanges += 1
@@ -153,6 +157,21 @@ class FakeGitHub(FakeServer):
                 },
                 {},
             )
+        if path == "/chat/completions" and method == "POST":
+            # The Copilot API: answers only the latest Copilot token this server issued.
+            auth = headers.get("authorization", "").removeprefix("Bearer ")
+            self.chat_auth.append(auth)
+            if not auth.startswith(f"tid=t{self.exchanges};") or not headers.get(
+                "copilot-integration-id"
+            ):
+                return 401, {"error": {"message": "unauthorized"}}, {}
+            chunks = [
+                {"id": "c1", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hello from Copilot"}}]},
+                {"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                 "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}},
+            ]  # fmt: skip
+            text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+            return 200, text.encode(), {"Content-Type": "text/event-stream"}
         return 404, {"error": "not_found"}, {}
 
 
