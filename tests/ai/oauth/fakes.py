@@ -36,7 +36,10 @@ class FakeServer:
                 url = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length).decode() if length else ""
-                form = {k: v[0] for k, v in parse_qs(raw).items()}
+                if raw.startswith("{"):
+                    form = {k: str(v) for k, v in json.loads(raw).items() if v is not None}
+                else:
+                    form = {k: v[0] for k, v in parse_qs(raw).items()}
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 status, body, extra = owner.handle(
                     method, url.path, query, form, {k.lower(): v for k, v in self.headers.items()}
@@ -255,4 +258,160 @@ class FakeOpenAIAuth(FakeServer):
                         time.sleep(self.refresh_delay)
                     return 200, self._issue(), {}
             return 400, {"error": "unsupported_grant_type"}, {}
+        return 404, {"error": "not_found"}, {}
+
+
+def s256(verifier: str) -> str:
+    return (
+        base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    )
+
+
+class FakeGoogle(FakeServer):
+    """accounts.google.com, oauth2.googleapis.com, userinfo and Cloud Code Assist's project
+    calls: ``project`` "existing" (the account has one) or "new" (onboarded, polled once)."""
+
+    def __init__(self, client_id: str, client_secret: str, project: str = "existing") -> None:
+        super().__init__()
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.project = project
+        self.codes: dict[str, tuple[str, str]] = {}
+        self.revoked: set[str] = set()
+        self.polls = 0
+        self.load_bodies: list[dict[str, str]] = []
+
+    def handle(self, method, path, query, form, headers):  # type: ignore[no-untyped-def]
+        if path == "/auth":
+            redirect = query.get("redirect_uri", "")
+            if (
+                query.get("client_id") != self.client_id
+                or query.get("code_challenge_method") != "S256"
+                or query.get("access_type") != "offline"
+                or urlsplit(redirect).hostname not in ("localhost", "127.0.0.1")
+            ):
+                return 400, {"error": "invalid_request"}, {}
+            code = "4/" + secrets.token_hex(6)
+            self.codes[code] = (query["code_challenge"], redirect)
+            location = f"{redirect}?{urlencode({'code': code, 'state': query['state']})}"
+            return 302, b"", {"Location": location}
+        if path == "/token":
+            if (
+                form.get("client_id") != self.client_id
+                or form.get("client_secret") != self.client_secret
+            ):
+                return 401, {"error": "invalid_client"}, {}
+            if form.get("grant_type") == "authorization_code":
+                found = self.codes.pop(form.get("code", ""), None)
+                if (
+                    found is None
+                    or s256(form.get("code_verifier", "")) != found[0]
+                    or form.get("redirect_uri") != found[1]
+                ):
+                    return 400, {"error": "invalid_grant"}, {}
+                return (
+                    200,
+                    {
+                        "access_token": "ya29.first",
+                        "refresh_token": "1//refresh",
+                        "expires_in": 3599,
+                    },
+                    {},
+                )
+            if form.get("grant_type") == "refresh_token":
+                if form.get("refresh_token") in self.revoked:
+                    return (
+                        400,
+                        {
+                            "error": "invalid_grant",
+                            "error_description": "Token has been expired or revoked.",
+                        },
+                        {},
+                    )
+                return 200, {"access_token": "ya29.renewed", "expires_in": 3599}, {}
+            return 400, {"error": "unsupported_grant_type"}, {}
+        if headers.get("authorization") != "Bearer ya29.first":
+            return 401, {"error": {"code": 401, "status": "UNAUTHENTICATED"}}, {}
+        if path == "/userinfo":
+            return 200, {"email": "someone@example.com"}, {}
+        if path == "/v1internal:loadCodeAssist":
+            self.load_bodies.append(form)
+            if self.project == "existing":
+                return (
+                    200,
+                    {
+                        "currentTier": {"id": "free-tier"},
+                        "cloudaicompanionProject": "proj-existing",
+                    },
+                    {},
+                )
+            return 200, {"allowedTiers": [{"id": "free-tier", "isDefault": True}]}, {}
+        if path == "/v1internal:onboardUser":
+            if form.get("tierId") != "free-tier":
+                return 400, {"error": {"message": "bad tier"}}, {}
+            return 200, {"name": "operations/op-1", "done": False}, {}
+        if path == "/v1internal/operations/op-1":
+            self.polls += 1
+            done = self.polls >= 2
+            body: dict[str, Any] = {"name": "operations/op-1", "done": done}
+            if done:
+                body["response"] = {"cloudaicompanionProject": {"id": "proj-new"}}
+            return 200, body, {}
+        return 404, {"error": "not_found"}, {}
+
+
+ANTHROPIC_CLIENT_ID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e"
+
+
+class FakeAnthropic(FakeServer):
+    """claude.ai's authorize page and the JSON token endpoint (state is the verifier)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.codes: dict[str, tuple[str, str, str]] = {}
+        self.valid_refresh: set[str] = set()
+
+    def handle(self, method, path, query, form, headers):  # type: ignore[no-untyped-def]
+        if path == "/oauth/authorize":
+            redirect = query.get("redirect_uri", "")
+            if query.get("client_id") != ANTHROPIC_CLIENT_ID or query.get("code") != "true":
+                return 400, {"error": "invalid_request"}, {}
+            if urlsplit(redirect).hostname not in ("localhost", "127.0.0.1"):
+                return 400, {"error": "invalid_redirect_uri"}, {}
+            code = "code_" + secrets.token_hex(6)
+            self.codes[code] = (query["code_challenge"], redirect, query["state"])
+            location = f"{redirect}?{urlencode({'code': code, 'state': query['state']})}"
+            return 302, b"", {"Location": location}
+        if path == "/v1/oauth/token" and headers.get("content-type", "").startswith(
+            "application/json"
+        ):
+            if form.get("client_id") != ANTHROPIC_CLIENT_ID:
+                return 401, {"error": {"type": "invalid_client"}}, {}
+            grant = form.get("grant_type")
+            if grant == "authorization_code":
+                found = self.codes.pop(form.get("code", ""), None)
+                if (
+                    found is None
+                    or s256(form.get("code_verifier", "")) != found[0]
+                    or form.get("redirect_uri") != found[1]
+                    or form.get("state") != found[2]
+                ):
+                    return 400, {"error": {"type": "invalid_grant"}}, {}
+            elif grant == "refresh_token":
+                if form.get("refresh_token") not in self.valid_refresh:
+                    return 400, {"error": {"type": "invalid_grant"}}, {}
+                self.valid_refresh.discard(form["refresh_token"])
+            else:
+                return 400, {"error": {"type": "unsupported_grant_type"}}, {}
+            refresh = "sk-ant-ort01-" + secrets.token_hex(6)
+            self.valid_refresh.add(refresh)
+            return (
+                200,
+                {
+                    "access_token": "sk-ant-oat01-" + secrets.token_hex(6),
+                    "refresh_token": refresh,
+                    "expires_in": 28800,
+                },
+                {},
+            )
         return 404, {"error": "not_found"}, {}

@@ -1,6 +1,7 @@
 """Subscription logins and the credential store: ``tau.ai.oauth``'s face.
 
-* :class:`OAuthProvider` is one login (:class:`GitHubCopilotOAuth`, :class:`OpenAICodexOAuth`);
+* :class:`OAuthProvider` is one login (:class:`AnthropicOAuth`, :class:`GitHubCopilotOAuth`,
+  :class:`GeminiCliOAuth`, :class:`AntigravityOAuth`, :class:`OpenAICodexOAuth`);
   :func:`providers` lists them by id and :func:`register_oauth_provider` adds or replaces one.
   ``login(LoginCallbacks(...))`` returns :class:`OAuthCredentials`.
 * :class:`CredentialStore` keeps logins and plain keys in ``$TAU_HOME/auth.json`` (mode 0600,
@@ -19,8 +20,11 @@ from tau.ai import _lazy
 
 __all__ = [
     "REFRESH_MARGIN",
+    "AnthropicOAuth",
+    "AntigravityOAuth",
     "CredentialStore",
     "CredentialStoreError",
+    "GeminiCliOAuth",
     "GitHubCopilotOAuth",
     "LoginCallbacks",
     "OAuthCredentials",
@@ -44,6 +48,9 @@ _LAZY = {
     "CredentialStore": "tau.ai.oauth.store",
     "CredentialStoreError": "tau.ai.oauth.store",
     "GitHubCopilotOAuth": "tau.ai.oauth.github_copilot",
+    "AnthropicOAuth": "tau.ai.oauth.anthropic",
+    "AntigravityOAuth": "tau.ai.oauth.google",
+    "GeminiCliOAuth": "tau.ai.oauth.google",
     "OpenAICodexOAuth": "tau.ai.oauth.openai_codex",
     "get_oauth_provider": "tau.ai.oauth.registry",
     "providers": "tau.ai.oauth.registry",
@@ -54,8 +61,10 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from tau.ai.oauth.anthropic import AnthropicOAuth
     from tau.ai.oauth.base import LoginCallbacks, OAuthCredentials, OAuthError, OAuthProvider
     from tau.ai.oauth.github_copilot import GitHubCopilotOAuth
+    from tau.ai.oauth.google import AntigravityOAuth, GeminiCliOAuth
     from tau.ai.oauth.openai_codex import OpenAICodexOAuth
     from tau.ai.oauth.registry import get_oauth_provider, providers, register_oauth_provider
     from tau.ai.oauth.resolve import default_store, get_api_key, prepare_model

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from tau.ai.oauth.base import LoginCallbacks, OAuthError
 
-__all__ = ["CallbackServer", "parse_pasted", "wait_for_code"]
+__all__ = ["CallbackServer", "authorize_in_browser", "parse_pasted", "wait_for_code"]
 
 _DONE_PAGE = (
     b"<!doctype html><html><head><meta charset='utf-8'><title>Logged in</title></head>"
@@ -141,3 +142,26 @@ def wait_for_code(
     if not code:
         raise OAuthError(f"{who}: no authorization code")
     return code
+
+
+def authorize_in_browser(
+    callbacks: LoginCallbacks,
+    *,
+    who: str,
+    url: Callable[[str], str],
+    path: str,
+    port: int,
+    state: str,
+    timeout: float,
+    instructions: str = "A browser window should open. Complete login to finish.",
+) -> tuple[str, str]:
+    """Listen on ``127.0.0.1:port`` for ``path``, show ``url(redirect_uri)`` and return
+    ``(code, redirect_uri)``: the browser's code, or a pasted one (see :func:`wait_for_code`).
+    The redirect URI names ``localhost``, the host the providers register for desktop apps."""
+    server = CallbackServer(path, state, port)
+    try:
+        redirect = f"http://localhost:{server.port}{path}"
+        callbacks.on_auth(url(redirect), instructions)
+        return wait_for_code(server, callbacks, who, timeout), redirect
+    finally:
+        server.close()

@@ -19,7 +19,7 @@ from tau.ai.oauth.base import (
     decode_jwt,
     post_form,
 )
-from tau.ai.oauth.callback import CallbackServer, wait_for_code
+from tau.ai.oauth.callback import authorize_in_browser
 
 __all__ = ["OpenAICodexOAuth", "codex_account_id"]
 
@@ -63,9 +63,8 @@ class OpenAICodexOAuth(OAuthProvider):
         """Open the authorize page; take the code from the redirect (or a paste); trade it."""
         pkce = Pkce.new()
         state = secrets.token_hex(16)
-        server = CallbackServer(_CALLBACK_PATH, state, self.callback_port)
-        try:
-            redirect = f"http://localhost:{server.port}{_CALLBACK_PATH}"
+
+        def url(redirect: str) -> str:
             query = {
                 "response_type": "code",
                 "client_id": _CLIENT_ID,
@@ -78,13 +77,17 @@ class OpenAICodexOAuth(OAuthProvider):
                 "codex_cli_simplified_flow": "true",
                 "originator": self.originator,
             }
-            callbacks.on_auth(
-                f"{self.auth_url}/oauth/authorize?{urlencode(query)}",
-                "A browser window should open. Complete login to finish.",
-            )
-            code = wait_for_code(server, callbacks, "OpenAI Codex login", self.timeout)
-        finally:
-            server.close()
+            return f"{self.auth_url}/oauth/authorize?{urlencode(query)}"
+
+        code, redirect = authorize_in_browser(
+            callbacks,
+            who="OpenAI Codex login",
+            url=url,
+            path=_CALLBACK_PATH,
+            port=self.callback_port,
+            state=state,
+            timeout=self.timeout,
+        )
         return self._token(
             {
                 "grant_type": "authorization_code",

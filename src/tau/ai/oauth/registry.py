@@ -10,16 +10,24 @@ _registered: dict[str, OAuthProvider] = {}
 
 
 def _builtins() -> dict[str, OAuthProvider]:
+    from tau.ai.oauth.anthropic import AnthropicOAuth
     from tau.ai.oauth.github_copilot import GitHubCopilotOAuth
+    from tau.ai.oauth.google import AntigravityOAuth, GeminiCliOAuth
     from tau.ai.oauth.openai_codex import OpenAICodexOAuth
 
-    made: list[OAuthProvider] = [GitHubCopilotOAuth(), OpenAICodexOAuth()]
+    made: list[OAuthProvider] = [
+        AnthropicOAuth(),
+        GitHubCopilotOAuth(),
+        GeminiCliOAuth(),
+        AntigravityOAuth(),
+        OpenAICodexOAuth(),
+    ]
     return {p.id: p for p in made}
 
 
 def providers() -> dict[str, OAuthProvider]:
-    """Every login, by provider id (``github-copilot``, ``openai-codex``, and any
-    registered), sorted by id."""
+    """Every login, by provider id (``anthropic``, ``github-copilot``, ``google-antigravity``,
+    ``google-gemini-cli``, ``openai-codex``, and any registered), sorted by id."""
     if not _registered:
         _registered.update(_builtins())
     return dict(sorted(_registered.items()))
