@@ -1,9 +1,7 @@
-"""The decoder of ``openai-codex-responses``: the Responses decoder, with ChatGPT's terminal
-event ``response.done`` read as ``response.completed`` (its status as it is)."""
+"""The decoder of ``openai-codex-responses``: the Responses decoder, which also reads Codex's
+terminal event ``response.done`` as ``response.completed`` (its status as it is)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from tau.ai.providers.openai_responses.decoder import OpenAIResponsesDecoder
 
@@ -15,9 +13,3 @@ class OpenAICodexDecoder(OpenAIResponsesDecoder):
 
     __slots__ = ()
     what = "Codex stream event"
-
-    def apply(self, event: dict[str, Any]) -> None:
-        """Apply one decoded event; ``response.done`` ends the response as completed does."""
-        if event.get("type") == "response.done":
-            event = {**event, "type": "response.completed"}
-        super().apply(event)
