@@ -158,7 +158,7 @@ async def test_the_body_matches_pis_build_request_body() -> None:
 
 
 def test_effort_clamping_follows_pi() -> None:
-    from tau.ai.providers.openai_codex.request import clamp_effort, codex_url
+    from tau.ai.providers.openai_responses.codex import clamp_effort, codex_url
 
     assert clamp_effort("gpt-5.1", "xhigh") == "high"
     assert clamp_effort("gpt-5.1-codex-mini", "low") == "medium"

@@ -1,5 +1,10 @@
-"""The request of ``google-gemini-cli`` (reference: pi's
+"""``google-gemini-cli``: Cloud Code Assist's ``streamGenerateContent``, which the Gemini CLI
+and Antigravity subscriptions reach (reference: pi's
 ``packages/ai/src/providers/google-gemini-cli.ts``, ``buildRequest``).
+
+The Gemini request and response, each in an envelope: the request names the project and model
+beside the Gemini body (``{"project", "model", "request": {...}}``), and every streamed chunk
+carries a Gemini response under ``"response"``.
 
 The key is what the Google logins store: ``{"token": <access token>, "projectId": <project>}``
 as JSON. The Gemini body goes under ``request`` with the session id; Antigravity's requests say
@@ -12,17 +17,25 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from tau.ai.core.errors import ProviderError
 from tau.ai.core.types import Context, Model
 from tau.ai.lookup.env_keys import require_api_key
+from tau.ai.providers.google.decoder import GoogleDecoder
+from tau.ai.providers.google.options import GoogleGeminiCliOptions
 from tau.ai.providers.google.request import request_body as gemini_body
-from tau.ai.providers.google_gemini_cli.options import GoogleGeminiCliOptions
 from tau.ai.streaming.adapter import ProviderRequest
 from tau.ai.streaming.headers import request_headers
 
-__all__ = ["DEFAULT_BASE_URL", "build_request", "parse_key", "request_body"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "GeminiCliDecoder",
+    "build_request",
+    "parse_key",
+    "request_body",
+]
 
 DEFAULT_BASE_URL = "https://cloudcode-pa.googleapis.com"
 ANTIGRAVITY = "google-antigravity"
@@ -106,3 +119,15 @@ def build_request(
         request_headers(model, options, auth),
         request_body(model, context, options, project),
     )
+
+
+class GeminiCliDecoder(GoogleDecoder):
+    """Feeds Cloud Code Assist chunks (``{"response": <GenerateContentResponse>, "traceId"}``)
+    into a builder; an ``error`` chunk is an error as in the Gemini API."""
+
+    __slots__ = ()
+
+    def apply(self, chunk: Mapping[str, Any]) -> None:
+        """Apply one decoded chunk."""
+        inner = chunk.get("response")
+        super().apply(inner if isinstance(inner, Mapping) else chunk)

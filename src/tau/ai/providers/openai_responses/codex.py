@@ -1,5 +1,6 @@
-"""The request of ``openai-codex-responses`` (reference: pi's
-``packages/ai/src/providers/openai-codex-responses.ts``).
+"""Where and what ``openai-codex-responses`` sends: the Responses API of ChatGPT's backend,
+which a ChatGPT Plus/Pro subscription reaches through ``tau login openai-codex`` (reference:
+pi's ``packages/ai/src/providers/openai-codex-responses.ts``).
 
 The body is the Responses one with ChatGPT's differences: the system prompt goes in
 ``instructions`` (not in ``input``), the encrypted reasoning is always asked for, tools are
@@ -9,19 +10,27 @@ model takes. The account the token is for goes in ``chatgpt-account-id``.
 
 from __future__ import annotations
 
+import json
 import platform
+import time
 from typing import Any
 
-from tau.ai.core.errors import ProviderError
+from tau.ai.core.errors import ProviderError, ProviderHTTPError
 from tau.ai.core.types import Context, Model
 from tau.ai.lookup.env_keys import require_api_key
-from tau.ai.oauth.openai_codex import codex_account_id
-from tau.ai.providers.openai_codex.options import OpenAICodexResponsesOptions
+from tau.ai.providers.openai_responses.options import OpenAICodexResponsesOptions
 from tau.ai.providers.openai_responses.request import convert_messages, convert_tools
 from tau.ai.streaming.adapter import ProviderRequest, set_given
 from tau.ai.streaming.headers import request_headers
 
-__all__ = ["DEFAULT_BASE_URL", "build_request", "clamp_effort", "codex_url", "request_body"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "build_request",
+    "clamp_effort",
+    "codex_url",
+    "explain",
+    "request_body",
+]
 
 DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"
 _USER_AGENT = f"tau ({platform.system().lower()} {platform.release()}; {platform.machine()})"
@@ -80,6 +89,9 @@ def build_request(
     model: Model, context: Context, options: OpenAICodexResponsesOptions
 ) -> ProviderRequest:
     """``POST {base_url}/codex/responses`` with the token, its account and the session."""
+    # Loaded here, not with the record: OpenAI's own records share this package.
+    from tau.ai.oauth.openai_codex import codex_account_id
+
     token = require_api_key(model, options)
     account = codex_account_id(token)
     if account is None:
@@ -102,3 +114,29 @@ def build_request(
         request_headers(model, options, auth),
         request_body(model, context, options),
     )
+
+
+_LIMIT_CODES = ("usage_limit_reached", "usage_not_included", "rate_limit_exceeded")
+
+
+def explain(error: ProviderHTTPError, model: Model, options: Any) -> ProviderError:
+    """A usage limit said plainly (with the plan and when it resets, where the answer names
+    them); other errors as they came."""
+    try:
+        body = json.loads(error.body or "")
+    except ValueError:
+        return error
+    raw = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(raw, dict):
+        return error
+    code = str(raw.get("code") or raw.get("type") or "")
+    if error.status != 429 and code not in _LIMIT_CODES:
+        return error
+    plan = raw.get("plan_type")
+    text = "You have hit your ChatGPT usage limit" + (
+        f" ({str(plan).lower()} plan)" if plan else ""
+    )
+    resets = raw.get("resets_at")
+    if isinstance(resets, int | float):
+        text += f"; try again in about {max(0, round((resets - time.time()) / 60))} min"
+    return ProviderError(text, status=error.status, retry_after=error.retry_after)
