@@ -118,3 +118,20 @@ def test_a_corrupted_auth_file_is_reported_by_the_command(tau, tmp_path: Path) -
     assert done.returncode == 1
     assert "auth.json is not valid JSON" in done.stderr and "Traceback" not in done.stderr
     assert (home / "auth.json").read_text() == "{oops"
+
+
+def test_tau_models_lists_a_logged_in_providers_models_as_keyed(tau, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.ai.oauth.fakes import make_jwt
+
+    token = make_jwt({"https://api.openai.com/auth": {"chatgpt_account_id": "acct-1"}})
+    CredentialStore(tmp_path / "tau-home" / "auth.json").set_oauth(
+        "openai-codex", OAuthCredentials(token, "rt", time.time() + 3600, {"accountId": "acct-1"})
+    )
+    done = tau("models", "openai-codex")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "providers with an API key (environment or tau login): openai-codex"
+    assert lines[2] == "openai-codex's key: set (tau login)"
+    assert "openai-codex/gpt-5.2-codex\t" in done.stdout
+    assert all(line.endswith("\tkey") for line in lines[3:])
+    assert token not in done.stdout

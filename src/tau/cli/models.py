@@ -450,14 +450,14 @@ def list_models(search: str | None, *, as_json: bool = False) -> int:
 
         print(json.dumps([_model_json(m, mark, m.provider in keyed) for m, mark in found]))
         return 0
-    print(f"providers with an API key in the environment: {', '.join(keyed) or 'none'}")
+    print(f"providers with an API key (environment or tau login): {', '.join(keyed) or 'none'}")
     print(
         "embedded local model: "
         + ("installed" if local_available() else f"not installed ({INSTALL_HINT})")
     )
     if exact and search not in _KEYLESS:
         assert search is not None
-        names = " or ".join(key_variables(search)) or "its key variable"
+        names = " or ".join(key_variables(search)) or "tau login"
         state = f"set ({names})" if search in keyed else f"not set: {where_keys_go(search)}"
         print(f"{search}'s key: {state}")
     for model, mark in found:

@@ -58,8 +58,8 @@ MODELS: Command[SubcommandHandler] = Command(
     ),
     description="List the models (provider/id, name, context window, price per million input/"
     "output tokens, whether it reasons and takes images, and where its key comes from), the "
-    "providers with an API key in the environment, and whether the embedded local model is "
-    "installed.",
+    "providers with an API key (in the environment or from tau login), and whether the embedded "
+    "local model is installed.",
 )
 
 
