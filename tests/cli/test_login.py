@@ -135,3 +135,37 @@ def test_tau_models_lists_a_logged_in_providers_models_as_keyed(tau, tmp_path: P
     assert "openai-codex/gpt-5.2-codex\t" in done.stdout
     assert all(line.endswith("\tkey") for line in lines[3:])
     assert token not in done.stdout
+
+
+async def test_slash_login_and_logout_in_a_session(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import io
+    from typing import Any, cast
+
+    from tau.ai.oauth import GitHubCopilotOAuth, get_oauth_provider, register_oauth_provider
+    from tau.cli.commands import CommandContext, run_command
+    from tau.cli.render import Renderer
+
+    monkeypatch.setenv("TAU_HOME", str(tmp_path))
+    said: list[str] = []
+    ctx = CommandContext(
+        cast(Any, None), Renderer(out=io.StringIO(), err=io.StringIO()), said.append
+    )
+    server = FakeGitHub(polls=["authorization_pending"])
+    real = get_oauth_provider("github-copilot")
+    assert real is not None
+    try:
+        with server.running():
+            register_oauth_provider(
+                GitHubCopilotOAuth(github_url=server.url, api_url=server.url, sleep=lambda s: None)
+            )
+            await run_command(ctx, "/login github-copilot")
+    finally:
+        register_oauth_provider(real)
+    assert any("Enter code: ABCD-1234" in line for line in said), said
+    assert said[-1].startswith("logged in to GitHub Copilot")
+    assert CredentialStore(tmp_path / "auth.json").oauth("github-copilot") is not None
+    await run_command(ctx, "/login nothing-such")
+    assert said[-1].startswith("logins: anthropic, github-copilot")
+    await run_command(ctx, "/logout github-copilot")
+    assert said[-1] == "logged out of github-copilot"
+    assert CredentialStore(tmp_path / "auth.json").read_all() == {}
