@@ -6,7 +6,9 @@ with ``type``, an 8-hex ``id``, the ``parentId`` of the entry before it and an I
 ``timestamp``: ``message`` entries (any agent message, in the library's JSON form),
 ``model_change`` (``provider``, ``modelId``; tau adds ``api`` and ``baseUrl`` for an endpoint
 given only by ``--base-url``), ``thinking_level_change`` (``thinkingLevel``) and ``compaction``
-(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries. Nothing is written
+(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries, and ``custom``
+entries (``customType``, ``data``: tau's ``tau.paused_run``, see :mod:`tau.cli.paused_run`;
+the last one of each type is :attr:`Session.custom`). Nothing is written
 until the first assistant message exists, so a run that never reached the model leaves no file
 behind; an existing empty file is a new session.
 
@@ -119,6 +121,8 @@ class Session:
     history: list[AgentMessage] = field(default_factory=list)
     """Every message of the branch, compacted ones included, with each compaction's summary
     where it happened (what an export shows)."""
+    custom: dict[str, Any] = field(default_factory=dict)
+    """The ``data`` of the last ``custom`` entry of each ``customType`` on the branch."""
     leaf: str | None = None
     on_warning: Callable[[str], None] = _print_warning
     _pending: list[dict[str, Any]] = field(default_factory=list)
@@ -274,6 +278,8 @@ class Session:
                 self.model_entry = entry
             elif kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
                 self.thinking_level = entry["thinkingLevel"]
+            elif kind == "custom" and isinstance(entry.get("customType"), str):
+                self.custom[entry["customType"]] = entry.get("data")
             elif kind == "message":
                 message = self._load_message(entry)
                 if message is None:
@@ -375,6 +381,12 @@ class Session:
         self.history.append(summary)
         self.messages = [summary, *self.messages[first_kept:]]
         self.entry_ids = [None, *self.entry_ids[first_kept:]]
+        self.flush()
+
+    def record_custom(self, custom_type: str, data: Any) -> None:
+        """Append a ``custom`` entry (pi's extension data: no message, not in the context)."""
+        self.custom[custom_type] = data
+        self._append({"type": "custom", "customType": custom_type, "data": data})
         self.flush()
 
     def record_message(self, message: AgentMessage) -> None:
