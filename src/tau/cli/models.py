@@ -58,16 +58,20 @@ _PREFERRED: dict[str, str] = {
 _KEYLESS = frozenset({LOCAL_PROVIDER, "faux"})
 # Providers whose API base is named by the login (see tau.ai.oauth.prepare_model).
 _BASE_FROM_LOGIN = frozenset({"github-copilot"})
-# Providers that resell other makers' models: a bare id means the maker's own offer.
+# Providers that resell other makers' models (or a subscription's access to them): a bare id
+# means the maker's own offer.
 _RESELLERS = frozenset(
     {
         "amazon-bedrock",
         "azure-openai-responses",
         "github-copilot",
+        "google-antigravity",
+        "google-gemini-cli",
         "google-vertex",
         "huggingface",
         "opencode",
         "opencode-go",
+        "openai-codex",
         "openrouter",
         "vercel-ai-gateway",
     }
