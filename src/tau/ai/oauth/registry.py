@@ -35,7 +35,9 @@ def providers() -> dict[str, OAuthProvider]:
 
 def get_oauth_provider(provider: str) -> OAuthProvider | None:
     """The login of ``provider``, or None when it has none (a key-based provider)."""
-    return providers().get(provider)
+    if not _registered:
+        providers()
+    return _registered.get(provider)
 
 
 def register_oauth_provider(login: OAuthProvider) -> None:

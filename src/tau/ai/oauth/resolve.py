@@ -8,6 +8,7 @@ fresh, and registers the store's tokens with the redaction rule the first time i
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import TYPE_CHECKING
 
 from tau.ai.oauth.registry import get_oauth_provider
@@ -18,18 +19,18 @@ if TYPE_CHECKING:
 
 __all__ = ["default_store", "get_api_key", "prepare_model", "stored_api_key"]
 
-_stores: dict[str, CredentialStore] = {}
+# One store per value of the variables that place the file (asked before every request).
+_stores: dict[tuple[str | None, str | None], CredentialStore] = {}
 
 
 def default_store() -> CredentialStore:
     """The store at ``$TAU_HOME/auth.json`` (one per path), its tokens redacted everywhere."""
-    path = default_auth_path()
-    key = str(path)
+    key = (os.environ.get("TAU_HOME"), os.environ.get("XDG_CONFIG_HOME"))
     store = _stores.get(key)
     if store is None:
         from tau.ai.capabilities.secrets import add_secret_source
 
-        store = _stores[key] = CredentialStore(path)
+        store = _stores[key] = CredentialStore(default_auth_path())
         add_secret_source(store.secrets)
     return store
 

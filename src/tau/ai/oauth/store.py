@@ -61,6 +61,7 @@ class CredentialStore:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_auth_path()
         self._cache: tuple[tuple[int, int, int], Entries] | None = None
+        self._logins: dict[str, tuple[dict[str, Any], OAuthCredentials]] = {}
         self._thread_lock = threading.Lock()
 
     # -- the three primitives ------------------------------------------------------------
@@ -159,13 +160,20 @@ class CredentialStore:
 
     def oauth(self, provider: str) -> OAuthCredentials | None:
         """``provider``'s stored login, or None (also when its entry is a plain key)."""
-        entry = self.get(provider)
+        return self._login(provider, self.get(provider))
+
+    def _login(self, provider: str, entry: dict[str, Any] | None) -> OAuthCredentials | None:
         if entry is None or entry.get("type") != "oauth":
             return None
+        known = self._logins.get(provider)
+        if known is not None and known[0] is entry:
+            return known[1]  # the same version of the file: read once
         try:
-            return OAuthCredentials.from_json(entry)
+            credentials = OAuthCredentials.from_json(entry)
         except ValueError as exc:
             raise CredentialStoreError(f"{self.path}: entry {provider!r}: {exc}") from None
+        self._logins[provider] = (entry, credentials)
+        return credentials
 
     def api_key(
         self, provider: str, oauth: OAuthProvider | None = None, margin: float = REFRESH_MARGIN
@@ -178,7 +186,7 @@ class CredentialStore:
         if entry.get("type") == "api_key":
             key = entry.get("key")
             return key if isinstance(key, str) and key else None
-        credentials = self.oauth(provider)
+        credentials = self._login(provider, entry)
         if credentials is None or oauth is None:
             return None
         if credentials.expires_within(margin):
