@@ -217,6 +217,44 @@ async def test_fifty_tabs_on_one_chat_lose_nothing() -> None:
     assert roles == ["user", "assistant"] * len(sent)
 
 
+async def test_two_servers_on_one_session_file_keep_one_chain(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hostile: tabs of two ``tau web`` servers (each with its own lock on running a chat)
+    write the same session file at once; every accepted message is kept, in one chain."""
+    from tau.cli.session import Session
+    from tau.cli.session_store import by_id
+    from tau.cli.web_store import SessionChatStore
+
+    monkeypatch.setenv("TAU_HOME", str(tmp_path / "home"))
+    model = faux_model(lambda context, options: FauxResponse([text("echo")], delay=0.002))
+    apps = [chat_app(lambda: Agent(model=model), store=SessionChatStore(tmp_path)) for _ in "ab"]
+    async with (
+        serving(apps[0]) as first,
+        serving(apps[1]) as second,
+        httpx2.AsyncClient(timeout=30) as client,
+    ):
+        start = await client.post(f"{first}/api/chat", json=body("s", user("start")))
+        assert start.status_code == 200
+
+        async def tab(n: int) -> int:
+            url = (first, second)[n % 2]
+            response = await client.post(f"{url}/api/chat", json=body("s", user(f"tab {n}")))
+            return response.status_code
+
+        statuses = await asyncio.gather(*(tab(n) for n in range(20)))
+    assert set(statuses) <= {200, 409} and statuses.count(200) >= 2
+    path = by_id(tmp_path, "s")
+    assert path is not None
+    warnings: list[str] = []
+    session = Session.open(path, warnings.append)
+    assert warnings == []
+    sent = [m.content[0].text for m in session.messages if isinstance(m, UserMessage)]  # type: ignore[union-attr]
+    served = [f"tab {n}" for n, status in enumerate(statuses) if status == 200]
+    assert sent[0] == "start" and sorted(sent[1:]) == sorted(served)
+    assert [m.role for m in session.messages] == ["user", "assistant"] * len(sent)
+
+
 async def test_a_client_that_leaves_aborts_its_run_and_the_chat_is_kept() -> None:
     store = MemoryChatStore()
     model = faux_model([FauxResponse([text("slow " * 2000)], chunk_size=5, delay=0.01)])

@@ -333,9 +333,7 @@ WEB: Command[SubcommandHandler] = Command(
         ),
         SYSTEM,
         TOOLS,
-        YES.but(
-            help="run write/edit/bash and MCP tools without asking (default: the page asks)"
-        ),
+        YES.but(help="run write/edit/bash and MCP tools without asking (default: the page asks)"),
         MCP_FILE,
         Arg(
             "store",
