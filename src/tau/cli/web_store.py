@@ -24,6 +24,7 @@ session, nothing is written until the chat has an answer.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,7 +35,7 @@ from pydantic_core import to_jsonable_python
 from tau.agent import AgentMessage, dump_agent_message
 from tau.ai import AssistantMessage, TextContent, UserMessage
 from tau.cli.paused_run import PAUSED_RUN, paused_run, record_data
-from tau.cli.session import Session, new_session_path
+from tau.cli.session import Session, SessionError, new_session_path
 from tau.cli.session_store import by_id, recent, sessions_dir
 from tau.ui import Chat, ChatSummary
 
@@ -44,6 +45,10 @@ WEB_CHAT = "tau.web_chat"
 """``customType`` of the entry keeping a chat's approval answers and typed output."""
 
 _TITLE = 80
+
+
+def _warn(text: str) -> None:
+    print(f"tau: warning: {text}", file=sys.stderr)
 
 
 def _first_prompt(messages: Sequence[AgentMessage]) -> str:
@@ -87,7 +92,12 @@ class SessionChatStore:
         return Session.open(path, self.on_warning) if path is not None else None
 
     def _load(self, chat_id: str) -> Chat | None:
-        session = self._open(chat_id)
+        try:
+            session = self._open(chat_id)
+        except SessionError as exc:
+            # Not a session (any more): no chat by that id; a save says why again.
+            (self.on_warning or _warn)(str(exc))
+            return None
         if session is None:
             return None
         extras = session.custom.get(WEB_CHAT)
@@ -106,7 +116,13 @@ class SessionChatStore:
         )
 
     def _save(self, chat: Chat) -> None:
-        session = self._open(chat.id)
+        try:
+            session = self._open(chat.id)
+        except SessionError as exc:
+            # Its file is no session (any more): the chat goes on in a new file, which is
+            # the newest of that id from now on; the other is left as it is.
+            (self.on_warning or _warn)(f"{exc}; the chat is saved in a new session file")
+            session = None
         if session is None:
             path = new_session_path(sessions_dir(self.cwd), chat.id)
             session = Session.open(path, self.on_warning)
