@@ -72,7 +72,7 @@ from tau.cli.compaction import (
 )
 from tau.cli.config import save_config
 from tau.cli.errors import UsageError
-from tau.cli.mcp import MCPTools, allow_results, load_servers
+from tau.cli.mcp import mcp_tools
 from tau.cli.models import (
     check_credentials,
     custom_key,
@@ -169,9 +169,6 @@ class App:
     ) -> None:
         self.settings = settings
         self.on_event = on_event or notice_on_stderr
-        servers = load_servers(settings.mcp_file)
-        if servers:
-            allow_results(settings.workspace)
         self.tools = build_tools(settings.tool_names, settings.workspace)
         for tool in self.tools:
             if tool.name in MUTATING_TOOLS:
@@ -182,8 +179,8 @@ class App:
             task, self.subagent = task_tool(settings, convert_to_llm, custom_key)
             self.tools.append(task)
         # MCP servers (the config's and --mcp FILE's): one tool source, started on first use.
-        self.mcp = MCPTools(
-            servers, reserved=[t.name for t in self.tools], ask_first=not settings.yes
+        self.mcp = mcp_tools(
+            settings.mcp_file, settings.workspace, [t.name for t in self.tools], yes=settings.yes
         )
         self.approvals = Approvals(ask, self._describe, self._record_question)
         self.session = settings.session or self._new_session_file()

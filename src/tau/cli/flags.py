@@ -156,6 +156,12 @@ OPTION = Arg(
     metavar="KEY=VALUE",
 )
 DEBUG = Arg.switch("debug", "show tracebacks", "--debug")
+MCP_FILE = Arg(
+    "mcp",
+    'MCP servers to use, {"mcpServers": {...}} as in Claude Desktop (see `tau mcp list`)',
+    flags=("--mcp",),
+    metavar="FILE",
+)
 
 # Which session a run uses: one of them at most.
 SESSION = Arg(

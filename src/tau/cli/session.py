@@ -6,7 +6,8 @@ with ``type``, an 8-hex ``id``, the ``parentId`` of the entry before it and an I
 ``timestamp``: ``message`` entries (any agent message, in the library's JSON form),
 ``model_change`` (``provider``, ``modelId``; tau adds ``api`` and ``baseUrl`` for an endpoint
 given only by ``--base-url``), ``thinking_level_change`` (``thinkingLevel``) and ``compaction``
-(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries, and ``custom``
+(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries, ``session_info``
+(``name``: the session's name, given by ``tau web``'s rename; the last one counts) and ``custom``
 entries (``customType``, ``data``: tau's ``tau.paused_run``, see :mod:`tau.cli.paused_run`;
 the last one of each type is :attr:`Session.custom`). Nothing is written
 until the first assistant message exists, so a run that never reached the model leaves no file
@@ -123,6 +124,8 @@ class Session:
     where it happened (what an export shows)."""
     custom: dict[str, Any] = field(default_factory=dict)
     """The ``data`` of the last ``custom`` entry of each ``customType`` on the branch."""
+    name: str | None = None
+    """The name of the last ``session_info`` entry on the branch."""
     leaf: str | None = None
     on_warning: Callable[[str], None] = _print_warning
     _pending: list[dict[str, Any]] = field(default_factory=list)
@@ -280,6 +283,8 @@ class Session:
                 self.thinking_level = entry["thinkingLevel"]
             elif kind == "custom" and isinstance(entry.get("customType"), str):
                 self.custom[entry["customType"]] = entry.get("data")
+            elif kind == "session_info" and isinstance(entry.get("name"), str):
+                self.name = entry["name"]
             elif kind == "message":
                 message = self._load_message(entry)
                 if message is None:
@@ -388,6 +393,13 @@ class Session:
         self.custom[custom_type] = data
         self._append({"type": "custom", "customType": custom_type, "data": data})
         self.flush()
+
+    def record_name(self, name: str) -> None:
+        """Name the session (pi's ``session_info`` entry; skipped when unchanged)."""
+        if name != self.name:
+            self.name = name
+            self._append({"type": "session_info", "name": name})
+            self.flush()
 
     def record_message(self, message: AgentMessage) -> None:
         """Append a finished message; the file is written once an assistant message exists.

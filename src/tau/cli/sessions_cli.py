@@ -97,7 +97,7 @@ def _rows(
         if s.problem and not s.messages:
             text = f"({s.problem}) {s.path.name}"
         else:
-            text = s.first_prompt or "(no prompt)"
+            text = s.name or s.first_prompt or "(no prompt)"
             if s.problem:
                 text = f"({s.problem}) {text}"
         if show_dir and s.cwd:

@@ -17,6 +17,7 @@ from tau.cli.flags import (
     DEBUG,
     MAX_TOKENS,
     MAX_TURNS,
+    MCP_FILE,
     MODEL,
     OPTION,
     OUTPUT_SCHEMA,
@@ -403,15 +404,25 @@ WEB: Command[SubcommandHandler] = Command(
         ),
         SYSTEM,
         TOOLS,
-        YES.but(help="run write/edit/bash without asking (default: the page asks)"),
+        YES.but(help="run write/edit/bash and MCP tools without asking (default: the page asks)"),
+        MCP_FILE,
+        Arg(
+            "store",
+            "where chats are kept: sessions (the tau command's session files of this "
+            "directory, default) or sqlite ($TAU_HOME/web-chats.sqlite)",
+            flags=("--store",),
+            choices=("sessions", "sqlite"),
+            default="sessions",
+        ),
         THINKING,
         MAX_TOKENS,
         TEMPERATURE,
         OPTION,
         TIMEOUT,
     ),
-    description="Serve the tau agent (same model, system prompt and tools as a run of tau) in a "
-    "browser page: the chat list (kept in $TAU_HOME/web-chats.sqlite), streamed answers with "
+    description="Serve the tau agent (same model, system prompt, tools and MCP servers as a run "
+    "of tau) in a browser page: the chat list (this directory's tau sessions: `tau -c` goes on "
+    "with a chat, and a terminal session opens in the page), streamed answers with "
     "Markdown and highlighted code, thinking folded, tool calls with their arguments and output, "
     "Approve/Deny buttons for write, edit and bash, image attachments, usage and cost. The page "
     "ships with tau: nothing is fetched from the internet. Needs pip install 'tau[web]'.",
