@@ -76,6 +76,8 @@ from tau.cli.models import (
     remembered_spec,
 )
 from tau.cli.prompt import build_system_prompt
+from tau.cli.registry import SLASH_COMMANDS, Registry
+from tau.cli.resources import ResourceOptions, Resources, load_resources, report_problems
 from tau.cli.session import Session, SessionError
 from tau.cli.tools import MUTATING_TOOLS, Workspace, build_tools
 from tau.cli.transcript import (
@@ -117,6 +119,7 @@ class Settings:
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     output_type: Any = None
     """What each run must end on (``--output-schema``): a JSON Schema dict or a pydantic model."""
+    resources: ResourceOptions = field(default_factory=ResourceOptions)
 
 
 class AppError(RuntimeError):
@@ -189,6 +192,10 @@ class App:
         self.session = settings.session or self._new_session_file()
         self.resumed_messages = len(self.session.messages) if self.session else 0
         """How many messages the session held when it was opened."""
+        self.commands: Registry[Any] = Registry("slash", "/", "/help lists them")
+        """The session's own slash commands: its prompt templates and skills."""
+        self.reserved_commands = set(SLASH_COMMANDS.names())
+        self.resources = self.reload_resources()
         self.agent = Agent(
             model=settings.model,
             system_prompt=self._system_prompt(settings.model),
@@ -269,7 +276,20 @@ class App:
             self.settings.workspace.cwd,
             custom=self.settings.system,
             small=model.provider == LOCAL_PROVIDER,
+            resources=self.resources,
         )
+
+    def reload_resources(self) -> Resources:
+        """Discover skills, templates and context files (again, on ``/reload``), declare their
+        commands in :attr:`commands` and rebuild the system prompt; problems are reported once."""
+        resources = load_resources(self.settings.workspace.cwd, self.settings.resources)
+        resources.fill(self.commands, self.reserved_commands)
+        resources.open_to(self.settings.workspace)
+        report_problems(resources.problems)
+        self.resources = resources
+        if hasattr(self, "agent"):
+            self.agent.set_system_prompt(self._system_prompt(self.model))
+        return resources
 
     def _idle(self, what: str) -> None:
         if self.busy:

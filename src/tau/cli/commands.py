@@ -12,7 +12,7 @@ of the same kind.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class CommandContext:
-    """What a command may use: the session, the renderer's run statistics, and an output."""
+    """What a command may use: the session, the renderer's run statistics, an output, and (in
+    a front end that sends typed messages) a way to send one, as ``/template`` does."""
 
     app: App
     renderer: Renderer
     say: Callable[[str], None]
+    send: Callable[[str], Awaitable[None]] | None = None
 
 
 async def run_command(ctx: CommandContext, line: str) -> None:
@@ -39,7 +41,10 @@ async def run_command(ctx: CommandContext, line: str) -> None:
     A command that fails says why through ``ctx.say`` (``/model: unknown model …``): a typo
     must never end the session.
     """
-    found, argument = SLASH_COMMANDS.parse_line(line)
+    name = line.strip().removeprefix("/").partition(" ")[0]
+    own = ctx.app.commands  # the session's: templates and skills (built-ins win)
+    registry = own if name not in SLASH_COMMANDS and name in own else SLASH_COMMANDS
+    found, argument = registry.parse_line(line)
     assert found.handler is not None  # every slash command is declared with one
     try:
         result = found.handler(ctx, argument)
@@ -167,3 +172,10 @@ async def _compact(ctx: CommandContext, argument: str) -> None:
     ctx.say("compacting…")
     result = await ctx.app.compact(argument or None)
     ctx.say(f"compacted: {describe_compaction(result)}")
+
+
+@command("reload", "find skills, prompt templates and context files again")
+def _reload(ctx: CommandContext, argument: str) -> None:
+    found = ctx.app.reload_resources()
+    counts = (len(found.skills), len(found.templates), len(found.context_files))
+    ctx.say("reloaded: {} skills, {} prompt templates, {} context files".format(*counts))

@@ -69,7 +69,21 @@ MODEL = Arg(
     "local/<file.gguf> runs a GGUF",
     flags=("-m", "--model"),
 )
-SYSTEM = Arg("system", "system prompt (replaces the default)", flags=("--system",))
+SYSTEM = Arg(
+    "system",
+    "system prompt, or a file holding it (replaces the default)",
+    flags=("--system-prompt", "--system"),
+    metavar="TEXT|FILE",
+)
+APPEND_SYSTEM = Arg(
+    "append_system",
+    "text, or a file holding it, added to the system prompt",
+    flags=("--append-system-prompt",),
+    metavar="TEXT|FILE",
+)
+NO_SKILLS = Arg.switch("no_skills", "load no skills", "--no-skills")
+NO_TEMPLATES = Arg.switch("no_templates", "load no prompt templates", "--no-prompt-templates")
+RESOURCE_FLAGS = (APPEND_SYSTEM, NO_SKILLS, NO_TEMPLATES)
 TOOLS = Arg(
     "tools",
     f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOL_NAMES)}, none for local "

@@ -56,6 +56,7 @@ from tau.cli.display import TerminalRenderer, collapse, console_for
 from tau.cli.input_text import clean_text, unread_files
 from tau.cli.registry import SLASH_COMMANDS, Arg, Command, Registry, UnknownCommandError
 from tau.cli.render import Renderer, RunStats, is_fancy_terminal
+from tau.cli.resources import report_problems
 
 PROMPT = "> "
 BUSY_PROMPT = "… "
@@ -174,8 +175,12 @@ class Repl:
         if self.app.session is not None:
             # The status line counts the whole session's tokens and cost, resumed ones too.
             self.renderer.total.usage += self.app.session.usage
-        self.context = CommandContext(self.app, self.renderer, self.say)
+        self.context = CommandContext(self.app, self.renderer, self.say, self._send_typed)
         self.local_commands = self._local_commands()
+        # A template named like a command of this session's own is left out (and reported).
+        self.app.reserved_commands.update(self.local_commands.names())
+        self.app.resources.fill(self.app.commands, self.app.reserved_commands)
+        report_problems(self.app.resources.problems)
         self.run: asyncio.Task[None] | None = None
         self.question: asyncio.Future[bool] | None = None
         self.question_text = ""
@@ -186,7 +191,9 @@ class Repl:
         self.session: PromptSession[str] = PromptSession(
             history=_History(tau_home() / "history"),
             completer=TauCompleter(
-                settings.workspace, lambda: self.context, (SLASH_COMMANDS, self.local_commands)
+                settings.workspace,
+                lambda: self.context,
+                (SLASH_COMMANDS, self.local_commands, self.app.commands),
             ),
             complete_while_typing=True,
             key_bindings=self._bindings(),
@@ -411,11 +418,14 @@ class Repl:
         await self._send(text, follow=True)
 
     async def _help(self, ctx: CommandContext, argument: str) -> None:
-        lines = SLASH_COMMANDS.help_lines(self.local_commands)
+        lines = SLASH_COMMANDS.help_lines([*self.local_commands, *self.app.commands])
         self.say(HELP + "\n" + "\n".join(lines))
 
     async def _exit(self, ctx: CommandContext, argument: str) -> None:
         self.exiting = True
+
+    async def _send_typed(self, text: str) -> None:
+        await self._send(text, follow=False)
 
     async def _send(self, line: str, *, follow: bool) -> None:
         """Send a message: a new run, or steering/a follow-up queued for the one going on."""

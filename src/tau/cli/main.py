@@ -52,6 +52,7 @@ from tau.cli.flags import (
     MODEL,
     OPTION,
     OUTPUT_SCHEMA,
+    RESOURCE_FLAGS,
     SESSION_FLAGS,
     SYSTEM,
     TEMPERATURE,
@@ -144,6 +145,7 @@ RUN = Command(
         ),
         THINKING,
         SYSTEM,
+        *RESOURCE_FLAGS,
         Arg(
             "attach",
             "send FILE with the prompt (repeatable; text inline, images to models that take "

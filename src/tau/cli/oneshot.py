@@ -114,6 +114,8 @@ async def run_once(
         ask if terminal else None,
         on_event=_print_app_event_json if json_mode else None,
     )
+    if isinstance(prompt, str):  # `tau "/review src"`: a prompt template or skill, expanded
+        prompt = app.resources.expand(prompt)
     notice = app.resume_notice()
     if notice is None and not json_mode and named_model != model_spec(app.model):
         notice = f"model: {model_spec(app.model)}"

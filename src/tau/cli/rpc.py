@@ -89,7 +89,8 @@ _MESSAGE = (
 def _message_field(server: RpcServer, command: dict[str, Any]) -> str | UserMessage:
     """The ``message`` with its ``images`` (``[{"type": "image", "data": base64, "mimeType"}]``,
     as in pi) when there are any; each image is checked before anything is queued or sent."""
-    text: str = command["message"]
+    # `/template args` and `/skill:name args` are expanded, as pi's RPC mode does.
+    text: str = server.app.resources.expand(command["message"])
     images = command.get("images")
     if images is None or images == []:
         return text

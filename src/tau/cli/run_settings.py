@@ -86,6 +86,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     from tau.cli.compaction import load_settings
     from tau.cli.config import load_config
     from tau.cli.models import check_credentials, choose_model
+    from tau.cli.resources import ResourceOptions
     from tau.cli.session import Session
     from tau.cli.sessions_cli import session_choice
     from tau.cli.tools import Workspace
@@ -118,7 +119,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         tool_names=names,
         workspace=workspace,
         thinking=thinking or "off",
-        system=None if args.system is None else clean_text(args.system, "--system"),
+        system=_text_or_file(args.system, "--system-prompt"),
         session=session,
         session_dir=session_dir,
         yes=args.yes,
@@ -128,4 +129,26 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         fallback_models=fallback_models(args, model),
         compaction=load_settings(load_config().get("compaction"), _warn),
         output_type=output_type,
+        resources=ResourceOptions(
+            skills=not getattr(args, "no_skills", False),
+            templates=not getattr(args, "no_templates", False),
+            append_system=_text_or_file(
+                getattr(args, "append_system", None), "--append-system-prompt"
+            ),
+        ),
     )
+
+
+def _text_or_file(value: str | None, flag: str) -> str | None:
+    """A flag's text, or the text of the file it names (as pi reads ``--system-prompt``)."""
+    from pathlib import Path
+
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    try:
+        if "\n" not in value and len(value) < 4096 and path.is_file():
+            value = path.read_text(encoding="utf-8", errors="replace")
+    except (OSError, ValueError):
+        pass
+    return clean_text(value, flag)
