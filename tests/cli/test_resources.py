@@ -194,7 +194,7 @@ def test_templates_found_described_and_expanded(places: dict[str, Path]) -> None
     found.fill(registry, reserved={"model", "help"})
     assert "model" not in registry and "component" in registry
     assert registry["component"].help == "Create a component"
-    assert any("/model is a built-in command" in str(p) for p in found.problems)
+    assert any("/model is already a command" in str(p) for p in found.problems)
 
 
 def test_system_prompt_lists_skills_and_context(places: dict[str, Path]) -> None:

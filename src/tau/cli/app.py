@@ -66,6 +66,7 @@ from tau.cli.compaction import (
 )
 from tau.cli.config import save_config
 from tau.cli.errors import UsageError
+from tau.cli.extensions import Customizations, ExtensionOptions
 from tau.cli.mcp import MCPTools, load_servers
 from tau.cli.models import (
     check_credentials,
@@ -76,18 +77,10 @@ from tau.cli.models import (
     remembered_spec,
 )
 from tau.cli.prompt import build_system_prompt
-from tau.cli.registry import SLASH_COMMANDS, Registry
-from tau.cli.resources import ResourceOptions, Resources, load_resources, report_problems
+from tau.cli.resources import ResourceOptions
 from tau.cli.session import Session, SessionError
 from tau.cli.tools import MUTATING_TOOLS, Workspace, build_tools
-from tau.cli.transcript import (
-    ExportError,
-    last_answer,
-    last_exchange,
-    to_html,
-    to_markdown,
-    write_export,
-)
+from tau.cli.transcript import ExportError, export_conversation, last_answer, last_exchange
 
 Confirm = Callable[[str], Awaitable[bool]]
 """Asks the user a yes/no question; True means go ahead."""
@@ -120,6 +113,7 @@ class Settings:
     output_type: Any = None
     """What each run must end on (``--output-schema``): a JSON Schema dict or a pydantic model."""
     resources: ResourceOptions = field(default_factory=ResourceOptions)
+    extensions: ExtensionOptions = field(default_factory=ExtensionOptions)
 
 
 class AppError(RuntimeError):
@@ -187,15 +181,21 @@ class App:
         if servers:
             _allow_mcp_results(settings.workspace)
         self.tools = build_tools(settings.tool_names, settings.workspace)
+        self.custom = Customizations(
+            settings.workspace,
+            settings.resources,
+            settings.extensions,
+            builtin_tools=[t.name for t in self.tools],
+            session=lambda: self.session,
+        )
+        """Skills, templates, context files and extensions (their tools, commands, hooks)."""
+        self.custom.load()
+        self.tools += self.custom.tools
         # MCP servers (the config's and --mcp FILE's): one tool source, started on first use.
         self.mcp = MCPTools(servers, reserved=[t.name for t in self.tools])
         self.session = settings.session or self._new_session_file()
         self.resumed_messages = len(self.session.messages) if self.session else 0
         """How many messages the session held when it was opened."""
-        self.commands: Registry[Any] = Registry("slash", "/", "/help lists them")
-        """The session's own slash commands: its prompt templates and skills."""
-        self.reserved_commands = set(SLASH_COMMANDS.names())
-        self.resources = self.reload_resources()
         self.agent = Agent(
             model=settings.model,
             system_prompt=self._system_prompt(settings.model),
@@ -203,6 +203,7 @@ class App:
             tools=self.tools,
             messages=self.session.messages if self.session else (),
             convert_to_llm=convert_to_llm,
+            transform_context=self.custom.transform_context,
             get_api_key=custom_key,
             before_tool_call=self._before_tool_call,
             session_id=self.session.id if self.session else None,
@@ -213,6 +214,7 @@ class App:
             output_type=settings.output_type,
         )
         self.agent.subscribe(self._on_agent_event)
+        self.agent.subscribe(self.custom.on_agent_event)
         self.compaction_usage = RunUsage()
         """What summary requests have cost in this process."""
         self._compaction: AbortController | None = None
@@ -276,20 +278,18 @@ class App:
             self.settings.workspace.cwd,
             custom=self.settings.system,
             small=model.provider == LOCAL_PROVIDER,
-            resources=self.resources,
+            resources=self.custom.resources,
         )
 
-    def reload_resources(self) -> Resources:
-        """Discover skills, templates and context files (again, on ``/reload``), declare their
-        commands in :attr:`commands` and rebuild the system prompt; problems are reported once."""
-        resources = load_resources(self.settings.workspace.cwd, self.settings.resources)
-        resources.fill(self.commands, self.reserved_commands)
-        resources.open_to(self.settings.workspace)
-        report_problems(resources.problems)
-        self.resources = resources
-        if hasattr(self, "agent"):
-            self.agent.set_system_prompt(self._system_prompt(self.model))
-        return resources
+    def reload(self) -> Customizations:
+        """``/reload``: extensions, skills, templates and context files, found again."""
+        self._idle("reload")
+        self.custom.load()
+        self.tools = [*(t for t in self.tools if t.name in self.custom.builtin_tools)]
+        self.tools += self.custom.tools
+        self.agent.set_tools(self.tools)
+        self.agent.set_system_prompt(self._system_prompt(self.model))
+        return self.custom
 
     def _idle(self, what: str) -> None:
         if self.busy:
@@ -377,25 +377,15 @@ class App:
     def export(self, target: str | Path | None = None) -> Path:
         """Write the whole conversation (compacted parts included) to ``target``: Markdown for
         a ``.md`` name, else HTML; the default is ``tau-<id>.html`` in the working directory."""
-        path = Path(target).expanduser() if target else None
         messages = self.session.history if self.session else self.agent.state.messages
         if not messages:
             raise AppError("nothing to export yet")
         short = (self.session.id if self.session else "session")[:8]
-        if path is None:
-            path = self.settings.workspace.cwd / f"tau-{short}.html"
-            number = 1
-            while path.exists():
-                number += 1
-                path = self.settings.workspace.cwd / f"tau-{short}-{number}.html"
         title = f"tau session {short} · {model_spec(self.model)}"
-        markdown = path.suffix.lower() in (".md", ".markdown")
-        text = to_markdown(messages, title) if markdown else to_html(messages, title)
         try:
-            write_export(path, text)
+            return export_conversation(messages, target, self.settings.workspace.cwd, short, title)
         except ExportError as exc:
             raise AppError(str(exc)) from None
-        return path
 
     # ----------------------------------------------------------------------- compaction
 
@@ -544,6 +534,9 @@ class App:
     async def _before_tool_call(
         self, context: BeforeToolCallContext, signal: AbortSignal
     ) -> BeforeToolCallResult | None:
+        blocked = await self.custom.before_tool_call(context, signal)
+        if blocked is not None:
+            return blocked
         name = context.tool_call.name
         if self.settings.yes or not (name in MUTATING_TOOLS or self.mcp.needs_confirmation(name)):
             return None
@@ -561,7 +554,8 @@ class App:
         return BeforeToolCallResult(block=True, reason=f"The user declined to run {name}.")
 
     async def aclose(self) -> None:
-        """Stop what the session started (MCP servers)."""
+        """Stop what the session started (MCP servers) and tell the extensions."""
+        await self.custom.shutdown(self.session.path if self.session else None)
         await self.mcp.aclose()
 
 

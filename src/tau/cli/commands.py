@@ -42,7 +42,7 @@ async def run_command(ctx: CommandContext, line: str) -> None:
     must never end the session.
     """
     name = line.strip().removeprefix("/").partition(" ")[0]
-    own = ctx.app.commands  # the session's: templates and skills (built-ins win)
+    own = ctx.app.custom.commands  # the session's: templates, skills, extensions' commands
     registry = own if name not in SLASH_COMMANDS and name in own else SLASH_COMMANDS
     found, argument = registry.parse_line(line)
     assert found.handler is not None  # every slash command is declared with one
@@ -174,8 +174,9 @@ async def _compact(ctx: CommandContext, argument: str) -> None:
     ctx.say(f"compacted: {describe_compaction(result)}")
 
 
-@command("reload", "find skills, prompt templates and context files again")
+@command("reload", "load extensions, skills, prompt templates and context files again")
 def _reload(ctx: CommandContext, argument: str) -> None:
-    found = ctx.app.reload_resources()
-    counts = (len(found.skills), len(found.templates), len(found.context_files))
-    ctx.say("reloaded: {} skills, {} prompt templates, {} context files".format(*counts))
+    custom = ctx.app.reload()
+    found = custom.resources
+    counts = (len(custom.extensions), len(found.skills), len(found.templates))
+    ctx.say("reloaded: {} extensions, {} skills, {} prompt templates".format(*counts))

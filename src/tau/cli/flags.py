@@ -83,7 +83,18 @@ APPEND_SYSTEM = Arg(
 )
 NO_SKILLS = Arg.switch("no_skills", "load no skills", "--no-skills")
 NO_TEMPLATES = Arg.switch("no_templates", "load no prompt templates", "--no-prompt-templates")
-RESOURCE_FLAGS = (APPEND_SYSTEM, NO_SKILLS, NO_TEMPLATES)
+EXTENSION = Arg(
+    "extension",
+    "load the extension PATH (a .py file or a package folder; repeatable)",
+    flags=("-e", "--extension"),
+    action="append",
+    default=[],
+    metavar="PATH",
+)
+NO_EXTENSIONS = Arg.switch(
+    "no_extensions", "load no extensions but those given with --extension", "--no-extensions"
+)
+RESOURCE_FLAGS = (APPEND_SYSTEM, NO_SKILLS, NO_TEMPLATES, EXTENSION, NO_EXTENSIONS)
 TOOLS = Arg(
     "tools",
     f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOL_NAMES)}, none for local "

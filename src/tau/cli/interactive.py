@@ -53,10 +53,10 @@ from tau.cli.commands import CommandContext, run_command
 from tau.cli.completion import TauCompleter
 from tau.cli.config import tau_home
 from tau.cli.display import TerminalRenderer, collapse, console_for
+from tau.cli.extensions.ui import TerminalUI
 from tau.cli.input_text import clean_text, unread_files
 from tau.cli.registry import SLASH_COMMANDS, Arg, Command, Registry, UnknownCommandError
 from tau.cli.render import Renderer, RunStats, is_fancy_terminal
-from tau.cli.resources import report_problems
 
 PROMPT = "> "
 BUSY_PROMPT = "… "
@@ -178,12 +178,13 @@ class Repl:
         self.context = CommandContext(self.app, self.renderer, self.say, self._send_typed)
         self.local_commands = self._local_commands()
         # A template named like a command of this session's own is left out (and reported).
-        self.app.reserved_commands.update(self.local_commands.names())
-        self.app.resources.fill(self.app.commands, self.app.reserved_commands)
-        report_problems(self.app.resources.problems)
+        self.app.custom.reserve(self.local_commands.names())
+        self.extension_ui = TerminalUI(self._notice, self._ask, self.surface.changed)
         self.run: asyncio.Task[None] | None = None
-        self.question: asyncio.Future[bool] | None = None
+        self.question: asyncio.Future[Any] | None = None
         self.question_text = ""
+        self.question_hint = "[y/N]"
+        self.question_parse: Callable[[str], Any] = _yes
         self.interrupts = 0
         self.exiting = False
         self.draft = ""
@@ -193,7 +194,7 @@ class Repl:
             completer=TauCompleter(
                 settings.workspace,
                 lambda: self.context,
-                (SLASH_COMMANDS, self.local_commands, self.app.commands),
+                (SLASH_COMMANDS, self.local_commands, self.app.custom.commands),
             ),
             complete_while_typing=True,
             key_bindings=self._bindings(),
@@ -256,7 +257,7 @@ class Repl:
 
     def _message(self) -> Any:
         prompt = (
-            f"{self.question_text} [y/N] "
+            f"{self.question_text} {self.question_hint} "
             if self.question
             else (BUSY_PROMPT if self.busy else PROMPT)
         )
@@ -269,13 +270,21 @@ class Repl:
         return ANSI("\n".join(lines) + prompt)
 
     def _toolbar(self) -> Any:
-        return FormattedText([("", self.display.status() if self.display else "")])
+        status = self.display.status() if self.display else ""
+        extras = self.extension_ui.status()
+        return FormattedText([("", f"{status} · {extras}" if extras else status)])
 
     # ----------------------------------------------------------------------- agent side
 
     async def _confirm(self, question: str) -> bool:
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        return bool(await self._ask(question, "[y/N]", _yes))
+
+    async def _ask(self, question: str, hint: str, parse: Callable[[str], Any]) -> Any:
+        """Ask at the prompt: the line typed next, through ``parse``, is the answer (Ctrl-C
+        answers False)."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.question, self.question_text = future, question
+        self.question_hint, self.question_parse = hint, parse
         self._wake.set()
         self.surface.changed()
         try:
@@ -378,9 +387,9 @@ class Repl:
         line = clean_text(line, "the message")
         text = line.strip()
         if self.question is not None:
-            self.surface.print(f"{self.question_text} [y/N] {text}\n")
+            self.surface.print(f"{self.question_text} {self.question_hint} {text}\n")
             if not self.question.done():
-                self.question.set_result(text.lower() in ("y", "yes"))
+                self.question.set_result(self.question_parse(text))
             return False
         if not text:
             return False
@@ -418,7 +427,7 @@ class Repl:
         await self._send(text, follow=True)
 
     async def _help(self, ctx: CommandContext, argument: str) -> None:
-        lines = SLASH_COMMANDS.help_lines([*self.local_commands, *self.app.commands])
+        lines = SLASH_COMMANDS.help_lines([*self.local_commands, *self.app.custom.commands])
         self.say(HELP + "\n" + "\n".join(lines))
 
     async def _exit(self, ctx: CommandContext, argument: str) -> None:
@@ -468,6 +477,8 @@ class Repl:
         try:
             with patch_stdout(raw=True) if self.fancy else contextlib.nullcontext():
                 self._welcome()
+                session = self.app.session.path if self.app.session else None
+                await self.app.custom.start(self.extension_ui, "interactive", session)
                 while not self.exiting:
                     if not self.fancy:
                         await self._wait_for_the_run()
@@ -513,6 +524,10 @@ class Repl:
         with contextlib.suppress(OSError, ValueError):
             self.out.write("\n")
             self.out.flush()
+
+
+def _yes(text: str) -> bool:
+    return text.strip().lower() in ("y", "yes")
 
 
 def run_interactive(settings: Settings) -> int:

@@ -85,6 +85,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     from tau.cli.app import Settings
     from tau.cli.compaction import load_settings
     from tau.cli.config import load_config
+    from tau.cli.extensions import ExtensionOptions
     from tau.cli.models import check_credentials, choose_model
     from tau.cli.resources import ResourceOptions
     from tau.cli.session import Session
@@ -129,6 +130,10 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         fallback_models=fallback_models(args, model),
         compaction=load_settings(load_config().get("compaction"), _warn),
         output_type=output_type,
+        extensions=ExtensionOptions(
+            enabled=not getattr(args, "no_extensions", False),
+            paths=tuple(getattr(args, "extension", ())),
+        ),
         resources=ResourceOptions(
             skills=not getattr(args, "no_skills", False),
             templates=not getattr(args, "no_templates", False),

@@ -120,6 +120,8 @@ class Session:
     """Every message of the branch, compacted ones included, with each compaction's summary
     where it happened (what an export shows)."""
     leaf: str | None = None
+    custom: list[tuple[str, Any]] = field(default_factory=list)
+    """``(customType, data)`` of each ``custom`` entry on the branch (extensions' own state)."""
     on_warning: Callable[[str], None] = _print_warning
     _pending: list[dict[str, Any]] = field(default_factory=list)
     _on_disk: bool = False
@@ -274,6 +276,8 @@ class Session:
                 self.model_entry = entry
             elif kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
                 self.thinking_level = entry["thinkingLevel"]
+            elif kind == "custom" and isinstance(entry.get("customType"), str):
+                self.custom.append((entry["customType"], entry.get("data")))
             elif kind == "message":
                 message = self._load_message(entry)
                 if message is None:
@@ -375,6 +379,13 @@ class Session:
         self.history.append(summary)
         self.messages = [summary, *self.messages[first_kept:]]
         self.entry_ids = [None, *self.entry_ids[first_kept:]]
+        self.flush()
+
+    def record_custom(self, custom_type: str, data: Any) -> None:
+        """Append a ``custom`` entry (pi's form: ``customType`` and JSON ``data``), which the
+        model never sees: an extension's own state, read back from :attr:`custom`."""
+        self.custom.append((custom_type, data))
+        self._append({"type": "custom", "customType": custom_type, "data": data})
         self.flush()
 
     def record_message(self, message: AgentMessage) -> None:

@@ -151,22 +151,27 @@ class Resources:
                 f"/{name}: cannot read {found.path}: {exc.strerror or exc}"
             ) from None
 
-    def fill(self, registry: Registry[Any], reserved: Iterable[str] = ()) -> None:
-        """Declare a slash command for each template and skill in ``registry`` (emptied
-        first); a template named like a built-in command is reported and left out."""
-        for command in list(registry):
-            registry.remove(command.name)
-        taken = set(reserved)
+    def fill(self, registry: Registry[Any], reserved: Iterable[str] = ()) -> list[str]:
+        """Declare a slash command for each template and skill in ``registry``; a template
+        named like another command (``reserved``, or already in ``registry``) is reported and
+        left out. Returns the names declared."""
+        taken = set(reserved) | set(registry.names())
+        declared: list[str] = []
         for template in self.templates:
             if template.name in taken:
                 self.problems.append(
-                    Problem(template.path, f"skipped: /{template.name} is a built-in command")
+                    Problem(template.path, f"skipped: /{template.name} is already a command")
                 )
                 continue
             taken.add(template.name)
             registry.add(Command(template.name, template.description, _sender(template.expand)))
+            declared.append(template.name)
         for skill in self.skills:
-            registry.add(Command(f"skill:{skill.name}", skill.description, _sender(skill.expand)))
+            name = f"skill:{skill.name}"
+            if name not in taken:
+                registry.add(Command(name, skill.description, _sender(skill.expand)))
+                declared.append(name)
+        return declared
 
 
 def _sender(expand: Callable[[str], str]) -> Callable[[Any, str], Any]:
@@ -234,11 +239,16 @@ def report_problems(
 ) -> None:
     """Warn about each problem once per process (``/reload`` repeats none already shown)."""
     for problem in problems:
-        line = str(problem)
-        if line in _reported:
-            continue
-        _reported.add(line)
-        if write is None:
-            sys.stderr.write(f"tau: warning: {line}\n")
-        else:
-            write(f"tau: warning: {line}")
+        report_line(str(problem), write)
+
+
+def report_line(line: str, write: Callable[[str], None] | None = None) -> None:
+    """``tau: warning: LINE`` on stderr (or to ``write``), unless it was said already."""
+    if line in _reported:
+        return
+    _reported.add(line)
+    if write is None:
+        sys.stderr.write(f"tau: warning: {line}\n")
+        sys.stderr.flush()
+    else:
+        write(f"tau: warning: {line}")
