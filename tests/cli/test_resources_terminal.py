@@ -40,7 +40,7 @@ def test_templates_and_skills_in_the_session(tmp_path: Path) -> None:
     term.wait_prompt()
     (prompts / "later.md").write_text("Added later: $@\n")
     term.send("/reload\r")
-    term.wait("reloaded: 1 skills, 2 prompt templates")
+    term.wait("reloaded: 0 extensions, 1 skills, 2 prompt templates")
     term.wait_prompt()
     term.send("/later one two\r")
     term.wait("Added later: one two")

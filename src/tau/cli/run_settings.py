@@ -85,7 +85,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     from tau.cli.app import Settings
     from tau.cli.compaction import load_settings
     from tau.cli.config import load_config
-    from tau.cli.extensions import ExtensionOptions
+    from tau.cli.extensions import DEFAULT_TIMEOUT, ExtensionOptions
     from tau.cli.models import check_credentials, choose_model
     from tau.cli.resources import ResourceOptions
     from tau.cli.session import Session
@@ -133,6 +133,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         extensions=ExtensionOptions(
             enabled=not getattr(args, "no_extensions", False),
             paths=tuple(getattr(args, "extension", ())),
+            timeout=_positive(load_config().get("extensionTimeout"), DEFAULT_TIMEOUT),
         ),
         resources=ResourceOptions(
             skills=not getattr(args, "no_skills", False),
@@ -142,6 +143,16 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
             ),
         ),
     )
+
+
+def _positive(value: Any, default: float) -> float:
+    """A positive number from config.json, else ``default`` (with a warning when malformed)."""
+    if value is None:
+        return default
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e9:
+        return float(value)
+    _warn(f"config.json: extensionTimeout must be a positive number of seconds, not {value!r}")
+    return default
 
 
 def _text_or_file(value: str | None, flag: str) -> str | None:

@@ -36,7 +36,7 @@ from tau.cli.extensions.api import (
     SessionEvent,
     ToolCallEvent,
 )
-from tau.cli.extensions.bus import EventBus, describe_failure
+from tau.cli.extensions.bus import DEFAULT_TIMEOUT, EventBus, describe_failure
 from tau.cli.extensions.loader import ExtensionSource, discover, import_source
 from tau.cli.registry import SLASH_COMMANDS, Command, Registry
 from tau.cli.resources import (
@@ -58,6 +58,8 @@ class ExtensionOptions:
     paths: tuple[str, ...] = ()
     """``--extension PATH``, in order."""
     entry_points: bool = True
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds a handler may run (``"extensionTimeout"`` in config.json)."""
 
 
 class Customizations:
@@ -86,6 +88,7 @@ class Customizations:
         self.tools: list[AgentTool] = []
         self.ui: ExtensionUI = HeadlessUI()
         self.bus = EventBus(self.report, self.disable)
+        self.bus.timeout = extensions.timeout
         self._sender: Callable[[str], Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._resource_commands: list[str] = []
