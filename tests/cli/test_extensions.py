@@ -116,7 +116,9 @@ def _rpc(tmp_path: Path, responses: list[dict[str, Any]], *extensions: str) -> R
     model = tmp_path / "rpc-script.json"
     model.write_text(json.dumps(responses))
     args = [a for name in extensions for a in ("-e", example(name))]
-    return RpcClient(tmp_path, "--model", f"faux/{model}", "--no-session", "-y", "--tools", "bash", *args)
+    return RpcClient(
+        tmp_path, "--model", f"faux/{model}", "--no-session", "-y", "--tools", "bash", *args
+    )
 
 
 def _request(client: RpcClient, method: str) -> dict[str, Any]:

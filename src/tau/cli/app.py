@@ -214,7 +214,7 @@ class App:
             output_type=settings.output_type,
         )
         self.agent.subscribe(self._on_agent_event)
-        self.agent.subscribe(self.custom.on_agent_event)
+        self.custom.attach(self.agent)
         self.compaction_usage = RunUsage()
         """What summary requests have cost in this process."""
         self._compaction: AbortController | None = None

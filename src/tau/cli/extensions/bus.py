@@ -86,6 +86,10 @@ class EventBus:
         """Whether anything listens to ``event``."""
         return event in self._handlers
 
+    def has_any(self, exclude: frozenset[str] = frozenset()) -> bool:
+        """Whether anything listens to an event not in ``exclude``."""
+        return any(event not in exclude for event in self._handlers)
+
     @contextlib.contextmanager
     def asking(self) -> Iterator[None]:
         """While a question waits for the user, no handler's clock runs."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tau.agent import (
+    Agent,
     AgentEvent,
     AgentMessage,
     AgentTool,
@@ -92,6 +93,8 @@ class Customizations:
         self._sender: Callable[[str], Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._resource_commands: list[str] = []
+        self._agent: Agent | None = None
+        self._unsubscribe: Callable[[], None] | None = None
         self.mode = "print"
 
     # ----------------------------------------------------------------------- loading
@@ -120,6 +123,21 @@ class Customizations:
         for source in sources:
             self._load_one(source)
         self._declare_resources()
+        self._follow_agent()
+
+    def attach(self, agent: Agent) -> None:
+        """Pass ``agent``'s events to the handlers: only while some handler wants them, so a
+        session without one pays nothing per event."""
+        self._agent = agent
+        self._follow_agent()
+
+    def _follow_agent(self) -> None:
+        wanted = self.bus.has_any(exclude=_OWN_EVENTS)
+        if wanted and self._unsubscribe is None and self._agent is not None:
+            self._unsubscribe = self._agent.subscribe(self.on_agent_event)
+        elif not wanted and self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
 
     def _declare_resources(self) -> None:
         for name in self._resource_commands:
@@ -159,6 +177,7 @@ class Customizations:
             if name in self.commands:
                 self.commands.remove(name)
         self.tools = [t for t in self.tools if t not in extension.tools]
+        self._follow_agent()
         self.report(f"extension {extension.name} is disabled; the session goes on")
 
     # ----------------------------------------------------------------------- ExtensionAPI's host
@@ -292,6 +311,10 @@ class Customizations:
         result = found.handler(_SendOnly(send), argument)
         if inspect.isawaitable(result):
             await result
+
+
+_OWN_EVENTS = frozenset({"tool_call", "context", "session_start", "session_shutdown"})
+"""Events the host raises itself: not the agent's."""
 
 
 @dataclass(slots=True)

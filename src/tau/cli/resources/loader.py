@@ -12,6 +12,7 @@ to the working directory.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -120,7 +121,13 @@ class Resources:
     def open_to(self, workspace: Workspace) -> None:
         """Let the tools reach each skill's folder (the model opens ``SKILL.md`` and what it
         refers to with ``read``), as ``--allow-path`` would."""
-        outside = [s.base_dir for s in self.skills if not workspace.contains(s.base_dir.resolve())]
+        # Lexically under the working directory needs no resolving (a link out is resolved).
+        outside = [
+            s.base_dir
+            for s in self.skills
+            if not (s.base_dir.is_relative_to(workspace.cwd) and not s.base_dir.is_symlink())
+            and not workspace.contains(s.base_dir.resolve())
+        ]
         added = [d for d in dict.fromkeys(outside) if d not in workspace.allowed]
         if added:
             workspace.allowed = (*workspace.allowed, *added)
@@ -190,15 +197,15 @@ def load_resources(cwd: Path, options: ResourceOptions | None = None) -> Resourc
     resources = Resources(append_system=options.append_system)
     if options.context_files:
         resources.context_files = context_files(cwd)
-    seen: set[Path] = set()
+    seen: set[tuple[int, int]] = set()
     if options.skills:
         names: dict[str, Path] = {}
         for root, source in skill_roots(cwd, options.extra_roots):
             for path in skill_files(root):
-                real = path.resolve()
-                if real in seen:
+                key = _file_key(path)
+                if key in seen:
                     continue  # the same file through another root or a link
-                seen.add(real)
+                seen.add(key)
                 skill, problems = load_skill(path, source)
                 resources.problems += problems
                 if skill is None:
@@ -215,9 +222,10 @@ def load_resources(cwd: Path, options: ResourceOptions | None = None) -> Resourc
         by_name: dict[str, Path] = {}
         for root, source in template_roots(cwd, options.extra_roots):
             for path in template_files(root):
-                if path.resolve() in seen:
+                key = _file_key(path)
+                if key in seen:
                     continue
-                seen.add(path.resolve())
+                seen.add(key)
                 template, problems = load_template(path, source)
                 resources.problems += problems
                 if template is None:
@@ -232,6 +240,16 @@ def load_resources(cwd: Path, options: ResourceOptions | None = None) -> Resourc
                 by_name[template.name] = path
                 resources.templates.append(template)
     return resources
+
+
+def _file_key(path: Path) -> tuple[int, int]:
+    """The file's identity (device, inode): one stat, where resolving a path takes one per
+    component."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (-1, hash(path))
+    return (info.st_dev, info.st_ino)
 
 
 def report_problems(
