@@ -87,6 +87,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     from tau.cli.config import load_config
     from tau.cli.extensions import DEFAULT_TIMEOUT, ExtensionOptions
     from tau.cli.models import check_credentials, choose_model
+    from tau.cli.packages import package_roots
     from tau.cli.resources import ResourceOptions
     from tau.cli.session import Session
     from tau.cli.sessions_cli import session_choice
@@ -138,6 +139,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         resources=ResourceOptions(
             skills=not getattr(args, "no_skills", False),
             templates=not getattr(args, "no_templates", False),
+            extra_roots=package_roots(),
             append_system=_text_or_file(
                 getattr(args, "append_system", None), "--append-system-prompt"
             ),

@@ -27,6 +27,7 @@ from tau.cli.flags import (
     dollars,
     seconds,
 )
+from tau.cli.packages_cli import PACKAGE_COMMANDS
 from tau.cli.registry import SUBCOMMANDS, Arg, Command, SubcommandHandler
 
 __all__ = ["BUILTIN", "SUBCOMMANDS"]
@@ -283,7 +284,14 @@ BATCH: Command[SubcommandHandler] = Command(
     "130 interrupted.",
 )
 
-BUILTIN: tuple[Command[SubcommandHandler], ...] = (MODELS, SESSIONS, MCP, TOOLS_COMMAND, BATCH)
+BUILTIN: tuple[Command[SubcommandHandler], ...] = (
+    MODELS,
+    SESSIONS,
+    MCP,
+    TOOLS_COMMAND,
+    BATCH,
+    *PACKAGE_COMMANDS,
+)
 """The built-in subcommands, in the order ``tau --help`` lists them."""
 for _command in BUILTIN:
     SUBCOMMANDS.add(_command)
