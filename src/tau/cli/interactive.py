@@ -57,6 +57,7 @@ from tau.cli.extensions.ui import TerminalUI
 from tau.cli.input_text import clean_text, unread_files
 from tau.cli.registry import SLASH_COMMANDS, Arg, Command, Registry, UnknownCommandError
 from tau.cli.render import Renderer, RunStats, is_fancy_terminal
+from tau.cli.session_tree import draw as _declare_tree_commands  # noqa: F401  (/tree, /fork…)
 
 PROMPT = "> "
 BUSY_PROMPT = "… "

@@ -97,9 +97,14 @@ SESSIONS: Command[SubcommandHandler] = Command(
         ),
         Command(
             "show",
-            "print a session as Markdown (default: this directory's latest)",
+            "print a session as Markdown, or its tree (default: this directory's latest)",
             _sessions,
-            args=(Arg("id", metavar="ID", nargs="?"),),
+            args=(
+                Arg("id", metavar="ID", nargs="?"),
+                Arg.switch(
+                    "tree", "draw the session's tree: every branch, one line an entry", "--tree"
+                ),
+            ),
         ),
         Command(
             "export",
