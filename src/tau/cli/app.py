@@ -114,6 +114,8 @@ class Settings:
     """What each run must end on (``--output-schema``): a JSON Schema dict or a pydantic model."""
     resources: ResourceOptions = field(default_factory=ResourceOptions)
     extensions: ExtensionOptions = field(default_factory=ExtensionOptions)
+    cycle_models: tuple[str, ...] = ()
+    """``--models``: what Ctrl+P cycles through."""
 
 
 class AppError(RuntimeError):

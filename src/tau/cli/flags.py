@@ -95,6 +95,41 @@ NO_EXTENSIONS = Arg.switch(
     "no_extensions", "load no extensions but those given with --extension", "--no-extensions"
 )
 RESOURCE_FLAGS = (APPEND_SYSTEM, NO_SKILLS, NO_TEMPLATES, EXTENSION, NO_EXTENSIONS)
+
+# pi's command-line habits (tau.cli.pi_habits applies them).
+PI_FLAGS = (
+    Arg.switch(
+        "print",
+        "print mode: answer the prompt and exit (the default with a prompt)",
+        "-p",
+        "--print",
+    ),
+    Arg.switch(
+        "interactive",
+        "an interactive session whose first message is the prompt",
+        "-i",
+        "--interactive",
+    ),
+    Arg(
+        "provider",
+        "the provider of -m MODEL (or its first model without -m)",
+        flags=("--provider",),
+    ),
+    Arg(
+        "api_key",
+        "the API key of the model's provider, for this run",
+        flags=("--api-key",),
+        metavar="KEY",
+    ),
+    Arg.switch("no_tools", "give the model no tool (as --tools none)", "--no-tools"),
+    Arg(
+        "models",
+        "models to cycle through with Ctrl+P in the session (comma-separated; each may end in "
+        ":THINKING)",
+        flags=("--models",),
+        metavar="A,B,C",
+    ),
+)
 TOOLS = Arg(
     "tools",
     f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOL_NAMES)}, none for local "

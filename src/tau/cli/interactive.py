@@ -55,6 +55,7 @@ from tau.cli.config import tau_home
 from tau.cli.display import TerminalRenderer, collapse, console_for
 from tau.cli.extensions.ui import TerminalUI
 from tau.cli.input_text import clean_text, unread_files
+from tau.cli.pi_habits import bang, cycle_model
 from tau.cli.registry import SLASH_COMMANDS, Arg, Command, Registry, UnknownCommandError
 from tau.cli.render import Renderer, RunStats, is_fancy_terminal
 from tau.cli.session_tree import draw as _declare_tree_commands  # noqa: F401  (/tree, /fork…)
@@ -156,8 +157,9 @@ class PromptSurface:
 class Repl:
     """The state of one interactive session."""
 
-    def __init__(self, settings: Settings, *, fancy: bool) -> None:
+    def __init__(self, settings: Settings, *, fancy: bool, first: str | None = None) -> None:
         self.fancy = fancy
+        self.first = first
         self.out = sys.stdout
         self.surface = PromptSurface(self.out)
         self.app = App(settings, self._confirm, on_event=self._on_app_event)
@@ -331,6 +333,11 @@ class Repl:
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
 
+        @bindings.add("c-p")
+        def _cycle(event: KeyPressEvent) -> None:
+            self._notice(cycle_model(self.app))
+            self._refresh_context()
+
         @bindings.add("c-c")
         def _interrupt(event: KeyPressEvent) -> None:
             buffer = event.current_buffer
@@ -393,6 +400,9 @@ class Repl:
                 self.question.set_result(self.question_parse(text))
             return False
         if not text:
+            return False
+        if text.startswith("!"):  # !command: the output for the model; !!command: only shown
+            await bang(self.app, text, self.say)
             return False
         if text.startswith("/"):
             name = text[1:].partition(" ")[0]
@@ -480,6 +490,8 @@ class Repl:
                 self._welcome()
                 session = self.app.session.path if self.app.session else None
                 await self.app.custom.start(self.extension_ui, "interactive", session)
+                if self.first:  # -i "first message"
+                    await self._send(self.first, follow=False)
                 while not self.exiting:
                     if not self.fancy:
                         await self._wait_for_the_run()
@@ -531,8 +543,8 @@ def _yes(text: str) -> bool:
     return text.strip().lower() in ("y", "yes")
 
 
-def run_interactive(settings: Settings) -> int:
-    """Run the interactive session until the user leaves."""
+def run_interactive(settings: Settings, first: str | None = None) -> int:
+    """Run the interactive session until the user leaves (``first``: its first message)."""
     # A byte that is not UTF-8 becomes U+FFFD as it is read, not a failure later.
     stdin = sys.stdin
     if isinstance(stdin, io.TextIOWrapper):
@@ -540,6 +552,6 @@ def run_interactive(settings: Settings) -> int:
             stdin.reconfigure(errors="replace")
 
     async def session() -> int:
-        return await Repl(settings, fancy=is_fancy_terminal(sys.stdout)).main()
+        return await Repl(settings, fancy=is_fancy_terminal(sys.stdout), first=first).main()
 
     return asyncio.run(session())

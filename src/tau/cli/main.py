@@ -52,6 +52,7 @@ from tau.cli.flags import (
     MODEL,
     OPTION,
     OUTPUT_SCHEMA,
+    PI_FLAGS,
     RESOURCE_FLAGS,
     SESSION_FLAGS,
     SYSTEM,
@@ -89,6 +90,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--json needs a prompt")
     if args.resume:
         check_can_pick()  # before stdin is read as the prompt
+    from tau.cli.pi_habits import apply_pi_flags
+
+    first = apply_pi_flags(args)  # -i: the prompt is the session's first message
     parts = prompt_parts(args.prompt)
     if args.output_schema is not None and parts is None:
         raise UsageError("--output-schema needs a prompt")
@@ -117,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
         raise MissingExtraError(
             f"the interactive session needs {' and '.join(CLI_EXTRA)} (pip install 'tau[cli]')"
         ) from None
-    return run_interactive(settings)
+    return run_interactive(settings, first=first)
 
 
 RUN = Command(
@@ -146,6 +150,7 @@ RUN = Command(
         THINKING,
         SYSTEM,
         *RESOURCE_FLAGS,
+        *PI_FLAGS,
         Arg(
             "attach",
             "send FILE with the prompt (repeatable; text inline, images to models that take "

