@@ -93,3 +93,25 @@ def test_bad_sources_fail_in_one_line(tau, tmp_path: Path) -> None:  # type: ign
     assert done.returncode == 1 and "no package named 'ghost'" in done.stderr
     done = tau("install", str(empty), "--name", "../escape")
     assert done.returncode == 2 and "is not a package name" in done.stderr
+
+
+def test_config_turns_resources_off_and_on(tau, script, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    work = tmp_path / "work"
+    skill(work / ".tau" / "skills", "lint", "Lint things.")
+    (work / ".tau" / "prompts").mkdir(parents=True)
+    (work / ".tau" / "prompts" / "hello.md").write_text("Hello $1!\n")
+    make_package(tmp_path / "pack")
+    assert tau("install", str(tmp_path / "pack")).returncode == 0
+    listed = tau("config").stdout
+    assert "[on ] skill:lint" in listed and "[on ] template:hello" in listed
+    assert "[on ] extension:pkg_ext" in listed and "[on ] package:pack" in listed
+    assert tau("config", "disable", "template:hello").returncode == 0
+    done = tau("config", "disable", "package:pack")
+    assert "[off] template:hello" in done.stdout and "[off] package:pack" in done.stdout
+    echo = script([{"echo": True}])
+    assert tau("--model", echo, "--no-session", "/hello x").stdout.strip() == "/hello x"
+    assert tau("--model", echo, "--no-session", "/pkg-hello x").stdout.strip() == "/pkg-hello x"
+    assert tau("config", "enable", "template:hello").returncode == 0
+    assert tau("--model", echo, "--no-session", "/hello x").stdout.strip() == "Hello x!"
+    bad = tau("config", "disable", "thing")
+    assert bad.returncode == 2 and "give KIND:NAME" in bad.stderr

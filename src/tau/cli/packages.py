@@ -81,9 +81,40 @@ def installed() -> list[Package]:
     return packages
 
 
-def package_roots() -> tuple[tuple[Path, str], ...]:
-    """``(folder, name)`` of each installed package that has a folder."""
-    return tuple((Path(p.root), p.name) for p in installed() if p.root is not None)
+def package_roots(disabled: frozenset[str] = frozenset()) -> tuple[tuple[Path, str], ...]:
+    """``(folder, name)`` of each installed package that has a folder (and is not
+    ``package:NAME`` in ``disabled``)."""
+    return tuple(
+        (Path(p.root), p.name)
+        for p in installed()
+        if p.root is not None and f"package:{p.name}" not in disabled
+    )
+
+
+KINDS = ("skill", "template", "extension", "package")
+"""What ``tau config enable``/``disable`` name: ``KIND:NAME``."""
+
+
+def disabled_resources() -> frozenset[str]:
+    """The ``KIND:NAME`` entries of config.json's ``"disabled"`` list (malformed ones ignored)."""
+    from tau.cli.config import load_config
+
+    listed = load_config().get("disabled")
+    if not isinstance(listed, list):
+        return frozenset()
+    return frozenset(n for n in listed if isinstance(n, str) and n.partition(":")[0] in KINDS)
+
+
+def set_enabled(reference: str, enabled: bool) -> None:
+    """Enable or disable the resource ``KIND:NAME`` (in config.json's ``"disabled"``)."""
+    from tau.cli.config import save_config
+
+    kind, colon, name = reference.partition(":")
+    if not colon or kind not in KINDS or not name:
+        raise UsageError(f"{reference!r}: give KIND:NAME, KIND one of {', '.join(KINDS)}")
+    current = set(disabled_resources())
+    (current.discard if enabled else current.add)(reference)
+    save_config({"disabled": sorted(current)})
 
 
 def _save(packages: list[Package]) -> None:

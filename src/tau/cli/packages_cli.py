@@ -1,5 +1,5 @@
-"""``tau install``, ``tau remove`` and ``tau list``: declared here (standard library only, for
-``tau --help``), done by :mod:`tau.cli.packages`."""
+"""``tau install``, ``tau remove``, ``tau list`` and ``tau config``: declared here (standard
+library only, for ``tau --help``), done by :mod:`tau.cli.packages`."""
 
 from __future__ import annotations
 
@@ -44,6 +44,38 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _config(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tau.cli.config import config_path, tau_home
+    from tau.cli.errors import UsageError
+    from tau.cli.extensions.loader import discover
+    from tau.cli.packages import disabled_resources, installed, package_roots, set_enabled
+    from tau.cli.resources import ResourceOptions, load_resources
+
+    if args.action is not None:
+        if args.resource is None:
+            raise UsageError(f"tau config {args.action} needs KIND:NAME")
+        set_enabled(args.resource, args.action == "enable")
+    disabled = disabled_resources()
+    cwd = Path.cwd().resolve()
+    roots = package_roots()
+    found = load_resources(cwd, ResourceOptions(extra_roots=roots))
+    extensions = discover(cwd, tau_home(), (), [r for r, _ in roots], entry_points=True)
+    rows = [
+        *((f"skill:{s.name}", s.source) for s in found.skills),
+        *((f"template:{t.name}", t.source) for t in found.templates),
+        *((f"extension:{e.name}", e.label()) for e in extensions),
+        *((f"package:{p.name}", p.source) for p in installed()),
+    ]
+    names = {name for name, _ in rows}
+    rows += [(name, "(not found here)") for name in sorted(disabled - names)]
+    print(f"settings: {config_path()}")
+    for name, where in rows:
+        print(f"  [{'off' if name in disabled else 'on '}] {name}  {where}")
+    return 0
+
+
 PACKAGE_COMMANDS: tuple[Command[SubcommandHandler], ...] = (
     Command(
         "install",
@@ -65,5 +97,20 @@ PACKAGE_COMMANDS: tuple[Command[SubcommandHandler], ...] = (
         "the installed packages and what each holds",
         _list,
         args=(Arg.switch("json", "as JSON", "--json"),),
+    ),
+    Command(
+        "config",
+        "the skills, templates, extensions and packages found here, each on or off; "
+        "enable/disable KIND:NAME",
+        _config,
+        args=(
+            Arg("action", "enable or disable", nargs="?", choices=("enable", "disable")),
+            Arg(
+                "resource",
+                "skill:NAME, template:NAME, extension:NAME or package:NAME",
+                nargs="?",
+                metavar="KIND:NAME",
+            ),
+        ),
     ),
 )

@@ -87,7 +87,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     from tau.cli.config import load_config
     from tau.cli.extensions import DEFAULT_TIMEOUT, ExtensionOptions
     from tau.cli.models import check_credentials, choose_model
-    from tau.cli.packages import package_roots
+    from tau.cli.packages import disabled_resources, package_roots
     from tau.cli.pi_habits import use_api_key
     from tau.cli.resources import ResourceOptions
     from tau.cli.session import Session
@@ -118,6 +118,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     names = tool_names(args.tools, default)
     workspace = Workspace(cwd, tuple(Path(p).expanduser().resolve() for p in args.allow_path))
     settings = model_settings(args, model)
+    disabled = disabled_resources()
     return Settings(
         model=model,
         tool_names=names,
@@ -140,11 +141,13 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
             enabled=not getattr(args, "no_extensions", False),
             paths=tuple(getattr(args, "extension", ())),
             timeout=_positive(load_config().get("extensionTimeout"), DEFAULT_TIMEOUT),
+            disabled=frozenset(n[10:] for n in disabled if n.startswith("extension:")),
         ),
         resources=ResourceOptions(
             skills=not getattr(args, "no_skills", False),
             templates=not getattr(args, "no_templates", False),
-            extra_roots=package_roots(),
+            extra_roots=package_roots(disabled),
+            disabled=disabled,
             append_system=_text_or_file(
                 getattr(args, "append_system", None), "--append-system-prompt"
             ),

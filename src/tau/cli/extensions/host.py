@@ -61,6 +61,8 @@ class ExtensionOptions:
     entry_points: bool = True
     timeout: float = DEFAULT_TIMEOUT
     """Seconds a handler may run (``"extensionTimeout"`` in config.json)."""
+    disabled: frozenset[str] = frozenset()
+    """Extensions left out by name (``tau config disable extension:NAME``)."""
 
 
 class Customizations:
@@ -121,7 +123,8 @@ class Customizations:
             entry_points=options.enabled and options.entry_points,
         )
         for source in sources:
-            self._load_one(source)
+            if source.name not in options.disabled:
+                self._load_one(source)
         self._declare_resources()
         self._follow_agent()
 

@@ -45,6 +45,8 @@ class ResourceOptions:
     """Text added after the system prompt (``--append-system-prompt``)."""
     extra_roots: tuple[tuple[Path, str], ...] = ()
     """More package roots (a folder with ``skills/`` or ``prompts/``) and their names."""
+    disabled: frozenset[str] = frozenset()
+    """``skill:NAME`` and ``template:NAME`` left out (``tau config disable``)."""
 
 
 def _home() -> Path:
@@ -210,6 +212,8 @@ def load_resources(cwd: Path, options: ResourceOptions | None = None) -> Resourc
                 resources.problems += problems
                 if skill is None:
                     continue
+                if f"skill:{skill.name}" in options.disabled:
+                    continue
                 if skill.name in names:
                     message = (
                         f"skipped: skill {skill.name!r} is already defined by {names[skill.name]}"
@@ -228,7 +232,7 @@ def load_resources(cwd: Path, options: ResourceOptions | None = None) -> Resourc
                 seen.add(key)
                 template, problems = load_template(path, source)
                 resources.problems += problems
-                if template is None:
+                if template is None or f"template:{template.name}" in options.disabled:
                     continue
                 if template.name in by_name:
                     message = (
