@@ -108,7 +108,7 @@ class EventBus:
                 answers.append(await self.call(handler, payload))
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 self.report(describe_failure(exc, extension, f"its {event} handler"))
                 self.disable(extension)
         return answers
@@ -154,7 +154,7 @@ def _in_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         result, error = None, None
         try:
             result = function(*args)
-        except BaseException as exc:
+        except BaseException as exc:  # handed to the loop, which reports it
             error = exc
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
             loop.call_soon_threadsafe(settle, result, error)

@@ -156,7 +156,7 @@ class Customizations:
             _, setup = import_source(source)
             self.extensions.append(extension)
             setup(extension)
-        except Exception as exc:  # SyntaxError included: any broken extension is left out
+        except (Exception, SystemExit) as exc:  # SyntaxError, sys.exit(): left out, not fatal
             if extension in self.extensions:
                 self.disable(extension)
             self.report(describe_failure(exc, extension, "loading"))
@@ -222,7 +222,7 @@ class Customizations:
                 await self.bus.call(handler, extension, argument)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 self.report(describe_failure(exc, extension, f"/{name}"))
                 self.disable(extension)
             finally:
