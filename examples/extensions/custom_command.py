@@ -1,12 +1,15 @@
-"""Two slash commands: `/greet NAME` says hello, and `/remember TEXT` keeps a note in the
-session file (read back when the session is resumed) and asks the model about it."""
+"""Two slash commands: `/greet NAME` says hello (`tau --greeting=Howdy` changes the word: a
+flag of the extension's own), and `/remember TEXT` keeps a note in the session file (read back
+when the session is resumed) and asks the model about it."""
 
 from tau.cli.extensions import ExtensionAPI
 
 
 def setup(tau: ExtensionAPI) -> None:
+    tau.register_flag("greeting", "the word /greet says", default="Hello")
+
     def greet(api: ExtensionAPI, argument: str) -> None:
-        api.notify(f"Hello, {argument or 'world'}!")
+        api.notify(f"{api.flag('greeting')}, {argument or 'world'}!")
 
     async def remember(api: ExtensionAPI, argument: str) -> None:
         if not argument:

@@ -97,6 +97,11 @@ def test_custom_command_in_print_mode(tau, script, tmp_path: Path) -> None:  # t
     done = tau("--model", script([{"echo": True}]), *ext, "--no-session", "/greet Ann")
     assert done.returncode == 0, done.stderr
     assert "tau: Hello, Ann!" in done.stderr and done.stdout == ""
+    # The extension's own flag, anywhere on the command line; an undeclared one is refused.
+    done = tau("--model", script([{"echo": True}]), *ext, "/greet Ann", "--greeting=Howdy")
+    assert "tau: Howdy, Ann!" in done.stderr
+    done = tau("--model", script([{"echo": True}]), *ext, "--no-such-flag", "/greet Ann")
+    assert done.returncode == 2 and "unrecognized arguments: --no-such-flag" in done.stderr
     # /remember keeps a note in the session and sends a message about it.
     done = tau("--model", script([{"echo": True}]), *ext, "/remember the milk")
     assert done.stdout.strip() == "Remember this for later: the milk"

@@ -258,7 +258,15 @@ def _dispatch(argv: Sequence[str]) -> int:
     # A subcommand is a first word alone; any other first word starts a prompt.
     command = SUBCOMMANDS.get(argv[0]) if argv else None
     if command is None:
-        args = run_parser().parse_args(argv)
+        parser = run_parser()
+        args, extra = parser.parse_known_intermixed_args(argv)
+        if extra:  # an extension's --flag, or a mistake
+            from tau.cli.extensions import check_flags
+
+            unknown = check_flags(extra, args.extension, not args.no_extensions)
+            if unknown:
+                parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.extension_flags = tuple(extra)
         return _run(args)
     args = subcommand_parser(command.name).parse_args(argv[1:])
     handler = args.handler

@@ -140,6 +140,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         extensions=ExtensionOptions(
             enabled=not getattr(args, "no_extensions", False),
             paths=tuple(getattr(args, "extension", ())),
+            flags=tuple(getattr(args, "extension_flags", ())),
             timeout=_positive(load_config().get("extensionTimeout"), DEFAULT_TIMEOUT),
             disabled=frozenset(n[10:] for n in disabled if n.startswith("extension:")),
         ),

@@ -18,7 +18,7 @@ from tau.cli.extensions.api import (
     ToolCallEvent,
 )
 from tau.cli.extensions.bus import DEFAULT_TIMEOUT, EventBus
-from tau.cli.extensions.host import Customizations, ExtensionOptions
+from tau.cli.extensions.host import Customizations, ExtensionOptions, check_flags
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -32,4 +32,5 @@ __all__ = [
     "HeadlessUI",
     "SessionEvent",
     "ToolCallEvent",
+    "check_flags",
 ]

@@ -106,6 +106,8 @@ class Host(Protocol):
         self, extension: ExtensionAPI, name: str, help: str, handler: Callable[..., Any]
     ) -> None: ...
     async def send(self, text: str) -> None: ...
+    def add_flag(self, extension: ExtensionAPI, name: str, help: str, default: Any) -> None: ...
+    def flag_value(self, name: str) -> Any: ...
     def append_entry(self, custom_type: str, data: Any) -> None: ...
     def entries(self, custom_type: str) -> list[Any]: ...
 
@@ -191,6 +193,15 @@ class ExtensionAPI:
         ``handler(tau, argument)`` runs when it is typed."""
         self.host.add_command(self, name, help, handler)
         self.commands.append(name)
+
+    def register_flag(self, name: str, help: str, *, default: Any = None) -> None:
+        """Accept ``--name`` (True) or ``--name=VALUE`` on ``tau``'s command line; read it
+        with :meth:`flag`."""
+        self.host.add_flag(self, name, help, default)
+
+    def flag(self, name: str) -> Any:
+        """The value of ``--name`` (its ``default`` when not given)."""
+        return self.host.flag_value(name)
 
     # ----------------------------------------------------------------------- talking
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,8 @@ class ExtensionOptions:
     """Seconds a handler may run (``"extensionTimeout"`` in config.json)."""
     disabled: frozenset[str] = frozenset()
     """Extensions left out by name (``tau config disable extension:NAME``)."""
+    flags: tuple[str, ...] = ()
+    """The command line's ``--name`` and ``--name=VALUE`` that extensions declared."""
 
 
 class Customizations:
@@ -95,6 +98,8 @@ class Customizations:
         self._sender: Callable[[str], Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._resource_commands: list[str] = []
+        self.flags: dict[str, tuple[str, Any]] = {}
+        """Each flag the extensions declared: its help and default."""
         self._agent: Agent | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self.mode = "print"
@@ -108,7 +113,7 @@ class Customizations:
         self.resources.open_to(self.workspace)
         report_problems(self.resources.problems)
         self.bus.clear()
-        self.extensions, self.tools = [], []
+        self.extensions, self.tools, self.flags = [], [], {}
         for command in list(self.commands):
             self.commands.remove(command.name)
         options = self.extension_options
@@ -230,6 +235,20 @@ class Customizations:
 
         self.commands.add(Command(name, help, run))
 
+    def add_flag(self, extension: ExtensionAPI, name: str, help: str, default: Any) -> None:
+        """See :meth:`ExtensionAPI.register_flag`."""
+        if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
+            raise ValueError(f"--{name}: a flag is lowercase letters, digits and hyphens")
+        self.flags[name] = (help, default)
+
+    def flag_value(self, name: str) -> Any:
+        """See :meth:`ExtensionAPI.flag`."""
+        for raw in self.extension_options.flags:
+            given, equals, value = raw.removeprefix("--").partition("=")
+            if given == name:
+                return value if equals else True
+        return self.flags.get(name, ("", None))[1]
+
     async def send(self, text: str) -> None:
         """See :meth:`ExtensionAPI.send`."""
         if self._sender is None:
@@ -331,3 +350,24 @@ def _block_reason(answer: Any) -> str | None:
     if isinstance(answer, dict) and answer.get("block"):
         return str(answer.get("reason") or "Blocked by an extension.")
     return None
+
+
+_FLAG = re.compile(r"--[a-z][a-z0-9-]*(=.*)?", re.S)
+
+
+def check_flags(given: Sequence[str], paths: Sequence[str], enabled: bool) -> list[str]:
+    """The flags of ``given`` (``tau``'s unknown arguments) that no extension declares: the
+    extensions are loaded (their ``setup`` run) to find out."""
+    unknown = [g for g in given if not _FLAG.fullmatch(g)]
+    if unknown or not given:
+        return unknown or []
+    from tau.cli.tools.paths import Workspace
+
+    custom = Customizations(
+        Workspace(Path.cwd().resolve()),
+        ResourceOptions(skills=False, templates=False, context_files=False),
+        ExtensionOptions(enabled=enabled, paths=tuple(paths)),
+    )
+    custom.load()
+    declared = set(custom.flags)
+    return [g for g in given if g[2:].partition("=")[0] not in declared]
