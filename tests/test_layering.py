@@ -8,7 +8,7 @@ package below it only through that package's faces, and only names the face expo
   provider, or code plugging into the call machinery, is built from) and ``tau.ai.structured``
   (typed output for code that drives it, such as the agent loop);
 * ``tau.agent`` has ``tau.agent`` and its public subpackage ``tau.agent.mcp``; ``tau.batch``
-  has ``tau.batch``.
+  has ``tau.batch``; ``tau.proxy`` has ``tau.proxy.sse`` for other servers (``tau.ui``).
 
 Import cycles: 0 in ``src/``. The graph has an edge ``a -> b`` when module ``a`` can load
 module ``b``:
@@ -48,10 +48,12 @@ ALLOWED: dict[str, dict[str, tuple[str, ...]]] = {
     "proxy": {"ai": AI_FACES},
     "telemetry": {"ai": AI_FACES, "agent": ("tau.agent",)},
     "batch": {"ai": AI_FACES, "agent": ("tau.agent",)},
+    "ui": {"ai": AI_FACES, "agent": ("tau.agent",), "proxy": ("tau.proxy.sse",)},
     "cli": {
         "ai": AI_FACES,
         "agent": ("tau.agent", "tau.agent.mcp"),
         "batch": ("tau.batch",),
+        "ui": ("tau.ui",),
     },
 }
 
@@ -228,7 +230,7 @@ def test_the_rule_catches_a_private_import(tmp_path: Path) -> None:
 
 
 def test_every_public_name_resolves() -> None:
-    for module in (*AI_FACES, "tau.agent", "tau.agent.mcp", "tau.proxy", "tau.batch"):
+    for module in (*AI_FACES, "tau.agent", "tau.agent.mcp", "tau.proxy", "tau.batch", "tau.ui"):
         imported = importlib.import_module(module)
         for name in imported.__all__:
             assert getattr(imported, name) is not None, (module, name)

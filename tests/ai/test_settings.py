@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from tau.agent import Agent
-from tau.ai import Context, UserMessage, complete, complete_sync, get_model, stream
+from tau.ai import (
+    Context,
+    UserMessage,
+    complete,
+    complete_structured,
+    complete_sync,
+    get_model,
+    stream,
+)
 from tau.ai.core.options import StreamOptions
 from tau.ai.core.settings import (
     default_max_tokens,
@@ -172,6 +180,19 @@ async def test_complete_takes_settings_and_keywords_together() -> None:
     await complete(model, "hi", settings={"max_tokens": 12}, temperature=0.5)
     (payload,) = faux_payloads(model)
     assert (payload["max_tokens"], payload["temperature"]) == (12, 0.5)
+
+
+async def test_complete_structured_takes_the_same_settings() -> None:
+    model = faux_model([FauxResponse([text('{"city": "Paris"}')])])
+    result = await complete_structured(
+        model, "Where?", {"type": "object"}, {"max_tokens": 21}, mode="prompted", temperature=0.5
+    )
+    assert result.output == {"city": "Paris"}
+    (payload,) = faux_payloads(model)
+    assert (payload["max_tokens"], payload["temperature"]) == (21, 0.5)
+    with pytest.raises(TypeError, match="did you mean 'max_tokens'"):
+        await complete_structured(model, "Where?", dict, {"max_token": 5})  # type: ignore[typeddict-unknown-key]
+    assert len(faux_payloads(model)) == 1  # the misspelt call sent nothing
 
 
 async def test_stream_options_still_work_with_a_deprecation_warning() -> None:

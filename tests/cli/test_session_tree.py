@@ -154,7 +154,7 @@ def test_a_pi_file_opens_in_tau(tmp_path: Path) -> None:
     assert texts[2].startswith(BRANCH_SUMMARY_PREFIX) and "Approach A failed" in texts[2]
     assert texts[3:] == ["Try approach B", "B works."]
     assert session.name == "Parser work"
-    assert session.custom == [("my-ext", {"count": 1})]
+    assert session.custom_entries == [("my-ext", {"count": 1})]
     assert session.model == "anthropic/claude-sonnet-4-5"
     lines = draw(session.entries(), session.leaf)
     assert lines[0] == "a0000001 model: anthropic/claude-sonnet-4-5"

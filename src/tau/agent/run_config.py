@@ -6,6 +6,7 @@ settings read once, when the run starts (the snapshot rule of :mod:`tau.agent.ag
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tau.agent.run_state import Resumption
@@ -24,12 +25,19 @@ def loop_config(
     """The config of ``agent``'s next run on ``model``; ``resume_from`` finishes a paused
     turn first."""
     state = agent.state
-    # The one copy the agent makes of a run's settings (the loop adds the run's own).
-    options: dict[str, Any] = {**agent.stream_options, **agent.settings}
-    if agent._on_payload is not None:
-        options["on_payload"] = agent._on_payload
-    if agent.max_retry_delay_ms is not None:
-        options["max_retry_delay_ms"] = agent.max_retry_delay_ms
+    # The settings are handed on as they are (the run makes the one copy, adding its own
+    # keys); a merged copy here only when the older keywords have something to add.
+    extra = {
+        key: value
+        for key, value in (
+            ("on_payload", agent._on_payload),
+            ("max_retry_delay_ms", agent.max_retry_delay_ms),
+        )
+        if value is not None
+    }
+    options: Mapping[str, Any] = agent.settings
+    if agent.stream_options or extra:
+        options = {**agent.stream_options, **agent.settings, **extra}
     return AgentLoopConfig(
         model=model,
         convert_to_llm=agent._convert_to_llm,

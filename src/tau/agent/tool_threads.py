@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import contextvars
 import os
 import queue
@@ -22,7 +23,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ESCALATE_SECONDS", "IDLE_SECONDS", "run_in_thread"]
+__all__ = ["ESCALATE_SECONDS", "HANDOFF_SECONDS", "IDLE_SECONDS", "run_in_thread"]
 
 IDLE_SECONDS = 30.0
 """How long an idle worker waits for the next call before it ends."""
@@ -88,6 +89,13 @@ ESCALATE_SECONDS = 0.001
 """How long the calls of one batch wait behind a call still running before another worker
 takes them."""
 
+HANDOFF_SECONDS = 0.0002
+"""How long the loop's thread waits for a batch it handed out before going back to the loop.
+
+Most tools are quick: their results are then taken at once, without the round trip through
+the loop's self-pipe and the thread switches it costs (measured in ``bench_agent.py``). A
+slower call delays the loop by at most this, then is awaited as usual."""
+
 Call = Callable[["_Batch"], None]
 """One tool call as a worker runs it: it reports its own outcome, and never raises."""
 
@@ -102,11 +110,15 @@ class _Batch:
     :data:`ESCALATE_SECONDS` while calls are still waiting, one more worker joins in.
     """
 
-    __slots__ = ("jobs", "timer")
+    __slots__ = ("finished", "jobs", "timer")
 
     def __init__(self, jobs: list[Call]) -> None:
         self.jobs = collections.deque(jobs)
         self.timer: asyncio.TimerHandle | None = None
+        # Held until a worker has run out of calls: what the loop's short hand-off wait waits
+        # on. Only one worker serves a batch during that wait (escalation is a loop callback).
+        self.finished = threading.Lock()
+        self.finished.acquire()
 
     def work(self) -> None:
         # Runs in a worker; deque.popleft is atomic, so workers sharing the batch never take
@@ -116,9 +128,12 @@ class _Batch:
             try:
                 job = jobs.popleft()
             except IndexError:
-                return
+                break
             job(self)
             del job
+        # An escalated worker that finishes too finds it released already.
+        with contextlib.suppress(RuntimeError):
+            self.finished.release()
 
 
 class _LoopLink:
@@ -129,13 +144,17 @@ class _LoopLink:
     strong reference from the value would keep every loop that ever ran a tool alive.
     """
 
-    __slots__ = ("loop_ref", "outgoing", "results", "waking")
+    __slots__ = ("handing_off", "lock", "loop_ref", "outgoing", "results", "waking")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop_ref = weakref.ref(loop)
         self.outgoing: list[Call] = []
         self.results: collections.deque[_Result] = collections.deque()
         self.waking = False
+        # True while the loop's thread waits for a batch: results then need no wake-up. The
+        # lock orders that flag with a worker's append, so no result is left without one.
+        self.handing_off = False
+        self.lock = threading.Lock()
 
     # ------------------------------------------------------------------ on the loop's thread
 
@@ -154,8 +173,14 @@ class _LoopLink:
     def flush(self) -> None:
         batch = _Batch(self.outgoing)
         self.outgoing = []
+        self.handing_off = True
         _workers.submit(batch.work)
-        if len(batch.jobs) > 1:
+        finished = batch.finished.acquire(timeout=HANDOFF_SECONDS)
+        with self.lock:
+            self.handing_off = False
+        if self.results:
+            self.deliver()
+        if not finished and batch.jobs:  # calls wait behind a slow one
             batch.timer = self.loop().call_later(ESCALATE_SECONDS, self.escalate, batch)
 
     def escalate(self, batch: _Batch) -> None:
@@ -189,7 +214,10 @@ class _LoopLink:
             # Nobody is waiting; a result kept here would keep its future's loop alive.
             self.results.clear()
             return
-        self.results.append(result)
+        with self.lock:
+            self.results.append(result)
+            if self.handing_off:  # the loop's thread is waiting and takes it itself
+                return
         if not self.waking:
             self.waking = True
             try:

@@ -7,7 +7,7 @@ into a defined outcome (see :mod:`tau.agent.loop`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
@@ -187,7 +187,7 @@ class AgentLoopConfig:
     session_id: str | None = None
     api_key: str | None = None
     stream_fn: StreamFn | None = None
-    stream_options: dict[str, Any] = field(default_factory=dict)
+    stream_options: Mapping[str, Any] = field(default_factory=dict)
     tool_abort_grace: float = 2.0
     usage_limits: UsageLimits | None = None
     usage: RunUsage | None = None

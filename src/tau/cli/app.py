@@ -1,9 +1,13 @@
-"""One ``tau`` session: the agent with its model, tools, prompt, confirmation hook and session file.
+"""One ``tau`` session: the agent with its model, tools, prompt, approver and session file.
 
 Print, JSON, RPC and interactive mode all run through :class:`App`; they differ only in how
 events are shown and where input comes from. The App is also what every front end's commands
 act on: a new session, another model or reasoning level (both recorded in the session), a
 compaction, the session's numbers, an export, the last answer.
+
+Tool calls that need approval are asked through the front end's :data:`~tau.cli.approvals.Ask`
+(:mod:`tau.cli.approvals`); a session whose last run stopped at undecided calls resumes with
+them (:attr:`App.paused`, :meth:`App.resume`, :mod:`tau.cli.paused_run`).
 
 Context that fits: before a prompt and after each run the context is measured against the
 model's window; past the threshold (80 % by default, ``"compaction"`` in config.json) it is
@@ -14,10 +18,10 @@ compacted and the turn retried, once. Each automatic compaction is announced by 
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeGuard, cast
 
@@ -26,10 +30,11 @@ from tau.agent import (
     AgentEvent,
     AgentMessage,
     AgentThinkingLevel,
-    BeforeToolCallContext,
-    BeforeToolCallResult,
+    Decision,
     MessageEndEvent,
+    PendingCall,
     RunResult,
+    RunState,
     RunUsage,
     UsageLimits,
 )
@@ -52,6 +57,7 @@ from tau.cli.app_events import (
     SessionInfo,
     notice_on_stderr,
 )
+from tau.cli.approvals import Approvals, Ask, describe_call
 from tau.cli.argtypes import THINKING_LEVELS
 from tau.cli.compaction import (
     SUMMARY_SYSTEM_PROMPT,
@@ -67,7 +73,7 @@ from tau.cli.compaction import (
 from tau.cli.config import save_config
 from tau.cli.errors import UsageError
 from tau.cli.extensions import Customizations, ExtensionOptions
-from tau.cli.mcp import MCPTools, load_servers
+from tau.cli.mcp import MCPTools, allow_results, load_servers
 from tau.cli.models import (
     check_credentials,
     custom_key,
@@ -76,14 +82,20 @@ from tau.cli.models import (
     parse_model,
     remembered_spec,
 )
+from tau.cli.paused_run import (
+    PAUSED_RUN,
+    decide,
+    dismissal,
+    paused_run,
+    question_data,
+    record_data,
+)
 from tau.cli.prompt import build_system_prompt
 from tau.cli.resources import ResourceOptions
 from tau.cli.session import Session, SessionError
 from tau.cli.tools import MUTATING_TOOLS, Workspace, build_tools
+from tau.cli.tools.task import TASK_TOOL, task_tool
 from tau.cli.transcript import ExportError, export_conversation, last_answer, last_exchange
-
-Confirm = Callable[[str], Awaitable[bool]]
-"""Asks the user a yes/no question; True means go ahead."""
 
 
 @dataclass
@@ -137,19 +149,6 @@ class Queued:
         return [message_text(m) for m in (*self.steering, *self.follow_ups)]
 
 
-def _allow_mcp_results(workspace: Workspace) -> None:
-    """Let ``read`` open the files where MCP results over the cap are saved whole (the
-    notice in such a result names one)."""
-    from tau.agent.mcp import results_dir
-
-    try:
-        folder = results_dir()
-    except OSError:
-        return  # the notice then says the rest could not be saved
-    if folder not in workspace.allowed:
-        workspace.allowed = (*workspace.allowed, folder)
-
-
 def message_text(message: AgentMessage) -> str:
     """The text of a queued (user) message; images are left out."""
     content = getattr(message, "content", "")
@@ -158,43 +157,38 @@ def message_text(message: AgentMessage) -> str:
     return "".join(getattr(block, "text", "") for block in content)
 
 
-def describe_call(name: str, args: Any) -> str:
-    """A one-line description of a tool call for a confirmation question."""
-    if name == "bash" and isinstance(args, dict):
-        return f"run `{args.get('command')}`"
-    if isinstance(args, dict) and "path" in args:
-        return f"{name} {args['path']}"
-    return name
-
-
 class App:
     """The agent of one ``tau`` invocation, persisting to its session file if it has one."""
 
     def __init__(
         self,
         settings: Settings,
-        confirm: Confirm | None,
+        ask: Ask | None,
         on_event: Callable[[AppEvent], None] | None = None,
     ) -> None:
         self.settings = settings
-        self.confirm = confirm
         self.on_event = on_event or notice_on_stderr
         servers = load_servers(settings.mcp_file)
         if servers:
-            _allow_mcp_results(settings.workspace)
+            allow_results(settings.workspace)
         self.tools = build_tools(settings.tool_names, settings.workspace)
-        self.custom = Customizations(
-            settings.workspace,
-            settings.resources,
-            settings.extensions,
-            builtin_tools=[t.name for t in self.tools],
-            session=lambda: self.session,
+        for tool in self.tools:
+            if tool.name in MUTATING_TOOLS:
+                tool.requires_approval = not settings.yes
+        self.subagent: Agent[Any] | None = None
+        """The sub-agent the ``task`` tool runs (``--tools task``)."""
+        if TASK_TOOL in settings.tool_names:
+            task, self.subagent = task_tool(settings, convert_to_llm, custom_key)
+            self.tools.append(task)
+        self.custom = Customizations(  # skills, templates, context files, extensions
+            settings.workspace, settings.resources, settings.extensions, lambda: self.session
         )
-        """Skills, templates, context files and extensions (their tools, commands, hooks)."""
-        self.custom.load()
-        self.tools += self.custom.tools
+        self.tools += self.custom.load(builtin_tools=[t.name for t in self.tools])
         # MCP servers (the config's and --mcp FILE's): one tool source, started on first use.
-        self.mcp = MCPTools(servers, reserved=[t.name for t in self.tools])
+        self.mcp = MCPTools(
+            servers, reserved=[t.name for t in self.tools], ask_first=not settings.yes
+        )
+        self.approvals = Approvals(ask, self._describe, self._record_question)
         self.session = settings.session or self._new_session_file()
         self.resumed_messages = len(self.session.messages) if self.session else 0
         """How many messages the session held when it was opened."""
@@ -207,7 +201,8 @@ class App:
             convert_to_llm=convert_to_llm,
             transform_context=self.custom.transform_context,
             get_api_key=custom_key,
-            before_tool_call=self._before_tool_call,
+            approver=self.approvals,
+            before_tool_call=self.custom.before_tool_call,  # the extensions' tool_call handlers
             session_id=self.session.id if self.session else None,
             settings=settings.model_settings,
             tool_sources=[self.mcp] if self.mcp else (),
@@ -221,6 +216,8 @@ class App:
         """What summary requests have cost in this process."""
         self._compaction: AbortController | None = None
         self._save_problem: str | None = None
+        self.paused = self._find_paused()
+        """The run the session stopped in, at calls nobody decided (see :meth:`resume`)."""
         self._record_settings()
 
     # ----------------------------------------------------------------------- session file
@@ -249,6 +246,25 @@ class App:
         self._save(lambda s: s.record_model(model.provider, model.id, endpoint))
         level = self.agent.state.thinking_level
         self._save(lambda s: s.record_thinking_level(level))
+
+    def _describe(self, name: str, args: Any) -> str:
+        return self.mcp.describe_call(name, args) or describe_call(name, args)
+
+    def _record_question(self, call: PendingCall) -> None:
+        """Before a question: what ``tau -c`` needs if the process dies while it is open."""
+        data = question_data(self.agent.state.messages, self.agent.state.usage)
+        if data is not None:
+            self._save(lambda s: s.record_custom(PAUSED_RUN, data))
+
+    def _find_paused(self) -> RunState | None:
+        if self.session is None:
+            return None
+        spec = self.agent.output_type
+        return paused_run(
+            self.session.messages,
+            self.session.custom.get(PAUSED_RUN),
+            output=spec.name if spec is not None else None,
+        )
 
     def _on_agent_event(self, event: AgentEvent) -> None:
         if isinstance(event, MessageEndEvent):
@@ -286,9 +302,8 @@ class App:
     def reload(self) -> Customizations:
         """``/reload``: extensions, skills, templates and context files, found again."""
         self._idle("reload")
-        self.custom.load()
-        self.tools = [*(t for t in self.tools if t.name in self.custom.builtin_tools)]
-        self.tools += self.custom.tools
+        builtin = [t for t in self.tools if t.name in self.custom.builtin_tools]
+        self.tools = [*builtin, *self.custom.load()]
         self.agent.set_tools(self.tools)
         self.agent.set_system_prompt(self._system_prompt(self.model))
         return self.custom
@@ -322,6 +337,7 @@ class App:
         self._idle("start a new session")
         self.session = self._new_session_file()
         self.resumed_messages = 0
+        self.paused = None
         self.agent.reset()
         self.agent.session_id = self.session.id if self.session else None
         self._record_settings()
@@ -337,6 +353,8 @@ class App:
         check_credentials(model)
         self.agent.set_model(model)
         self.agent.set_system_prompt(self._system_prompt(model))
+        if self.subagent is not None:  # the sub-agent works on the session's model
+            self.subagent.set_model(model)
         self._record_settings()  # remembered as the default once a run with it succeeds
         return model
 
@@ -347,6 +365,8 @@ class App:
                 f"unknown thinking level {level!r} (one of {', '.join(THINKING_LEVELS)})"
             )
         self.agent.set_thinking_level(level)
+        if self.subagent is not None:
+            self.subagent.set_thinking_level(level)
         self._record_settings()
 
     def session_info(self) -> SessionInfo:
@@ -488,10 +508,11 @@ class App:
                 f"context window of {model_spec(self.model)}: use a model with a larger window "
                 "(-m), or attach less",
             )
+        if self.paused is not None:
+            self._dismiss_paused()
         if self._over_threshold(tokens):
             await self._auto_compact("threshold", will_retry=False)
-        result = await self.agent.prompt(text)
-        result = await self._after_run(result)
+        result = await self._after_run(await self.agent.prompt(text))
         # Only a model that answered becomes the default: one that failed (a fake key, a server
         # down) would make every later run fail too.
         remembered = remembered_spec(self.model)
@@ -499,7 +520,41 @@ class App:
             save_config({"model": remembered})
         return result
 
+    def _dismiss_paused(self) -> None:
+        """Close the paused calls with error results: a new prompt was sent instead."""
+        assert self.paused is not None
+        results = dismissal(self.paused)
+        self.paused = None
+        self.agent.replace_messages([*self.agent.state.messages, *results])
+        for message in results:
+            self._save(partial(Session.record_message, message=message))
+
+    async def resume_paused(self) -> RunResult | None:
+        """Ask about each call of the paused run (:attr:`paused`) that needs a decision, then
+        resume it; None when an answer left it pending (the run stays paused)."""
+        state = self.paused
+        if state is None:
+            raise AppError("no run is waiting for a decision")
+        tools = self.agent.state.tools
+        decisions = await decide(state, self.approvals, tools, yes=self.settings.yes)
+        return None if decisions is None else await self.resume(decisions)
+
+    async def resume(self, decisions: Mapping[str, Decision]) -> RunResult:
+        """Continue the paused run (:attr:`paused`) with a decision per pending call (a bad
+        one is a ``ValueError`` naming the call, before anything runs)."""
+        state = self.paused
+        if state is None:
+            raise AppError("no run is waiting for a decision")
+        self._idle("resume")
+        result = await self.agent.resume(state, decisions)
+        self.paused = None
+        return await self._after_run(result)
+
     async def _after_run(self, result: RunResult) -> RunResult:
+        if result.state is not None:  # paused: kept in the session for `tau -c`
+            state = self.paused = result.state
+            self._save(lambda s: s.record_custom(PAUSED_RUN, record_data(state)))
+            return result
         final = result.final_message
         if result.aborted or final is None:
             return result
@@ -528,63 +583,16 @@ class App:
         agent = self.agent
         queued = Queued(list(agent.steering_queue), list(agent.follow_up_queue))
         agent.clear_all_queues()
+        self.approvals.cancel()
         agent.abort(reason)
         if self._compaction is not None:
             self._compaction.abort(reason)
         return queued
 
-    async def _before_tool_call(
-        self, context: BeforeToolCallContext, signal: AbortSignal
-    ) -> BeforeToolCallResult | None:
-        blocked = await self.custom.before_tool_call(context, signal)
-        if blocked is not None:
-            return blocked
-        name = context.tool_call.name
-        if self.settings.yes or not (name in MUTATING_TOOLS or self.mcp.needs_confirmation(name)):
-            return None
-        if self.confirm is None:
-            return BeforeToolCallResult(
-                block=True,
-                reason=f"The user has not allowed {name} to run (tau needs --yes without a terminal).",
-            )
-        subject = self.mcp.describe_call(name, context.args) or describe_call(name, context.args)
-        allowed = await _unless_aborted(self.confirm(f"Allow {subject}?"), signal)
-        if allowed:
-            return None
-        if allowed is None:
-            return BeforeToolCallResult(block=True, reason=f"The user aborted before {name} ran.")
-        return BeforeToolCallResult(block=True, reason=f"The user declined to run {name}.")
-
     async def aclose(self) -> None:
         """Stop what the session started (MCP servers) and tell the extensions."""
         await self.custom.shutdown(self.session.path if self.session else None)
         await self.mcp.aclose()
-
-
-async def _unless_aborted(question: Awaitable[bool], signal: AbortSignal) -> bool | None:
-    """The answer to ``question``, or None as soon as ``signal`` fires (the question is then
-    cancelled: Ctrl-C at a prompt must not wait for Enter)."""
-    loop = asyncio.get_running_loop()
-    asking = asyncio.ensure_future(question)
-    aborted: asyncio.Future[None] = loop.create_future()
-
-    def on_abort() -> None:
-        if not aborted.done():
-            aborted.set_result(None)
-
-    def on_abort_threadsafe() -> None:
-        loop.call_soon_threadsafe(on_abort)
-
-    remove = signal.add_callback(on_abort_threadsafe)
-    try:
-        await asyncio.wait((asking, aborted), return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        remove()
-        aborted.cancel()
-        if not asking.done():
-            asking.cancel()
-            await asyncio.gather(asking, return_exceptions=True)
-    return None if asking.cancelled() else asking.result()
 
 
 def _is_thinking_level(level: str) -> TypeGuard[AgentThinkingLevel]:

@@ -92,6 +92,8 @@ def _tool_names(text: str | None, yes: bool) -> list[str]:
     from tau.cli.tools import MUTATING_TOOLS
 
     names = tool_names(text, ())
+    if "task" in names:
+        raise UsageError("--tools task is for the tau command's sessions, not tau batch")
     risky = [n for n in names if n in MUTATING_TOOLS]
     if risky and not yes:
         raise UsageError(

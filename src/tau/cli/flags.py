@@ -14,7 +14,18 @@ from tau.cli.errors import UsageError
 from tau.cli.registry import Arg
 
 # Named here so that `tau --help` imports no tool; a test keeps them equal to tau.cli.tools'.
-KNOWN_TOOL_NAMES = ("read", "write", "edit", "bash", "ls", "grep", "find", "weather", "calculator")
+KNOWN_TOOL_NAMES = (
+    "read",
+    "write",
+    "edit",
+    "bash",
+    "ls",
+    "grep",
+    "find",
+    "weather",
+    "calculator",
+    "task",
+)
 DEFAULT_TOOL_NAMES = ("read", "ls", "grep", "find")
 
 

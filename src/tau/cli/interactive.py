@@ -45,6 +45,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 from rich.text import Text
 
+from tau.agent import PendingCall
 from tau.ai import Model
 from tau.cli.app import App, Settings
 from tau.cli.app_events import AppEvent, describe_app_event
@@ -55,6 +56,7 @@ from tau.cli.config import tau_home
 from tau.cli.display import TerminalRenderer, collapse, console_for
 from tau.cli.extensions.ui import TerminalUI
 from tau.cli.input_text import clean_text, unread_files
+from tau.cli.paused_run import asks
 from tau.cli.pi_habits import bang, cycle_model
 from tau.cli.registry import SLASH_COMMANDS, Arg, Command, Registry, UnknownCommandError
 from tau.cli.render import Renderer, RunStats, is_fancy_terminal
@@ -279,7 +281,8 @@ class Repl:
 
     # ----------------------------------------------------------------------- agent side
 
-    async def _confirm(self, question: str) -> bool:
+    async def _confirm(self, call: PendingCall | None, question: str) -> bool:
+        """A yes/no question (the approver's, about ``call``), answered at the prompt."""
         return bool(await self._ask(question, "[y/N]", _yes))
 
     async def _ask(self, question: str, hint: str, parse: Callable[[str], Any]) -> Any:
@@ -296,10 +299,13 @@ class Repl:
             self.question, self.question_text = None, ""
             self.surface.changed()
 
-    async def _run(self, prompt: Prompt) -> None:
+    async def _run(self, prompt: Prompt | None) -> None:
+        """A prompt's run; None: the session's paused run, asked about again and resumed."""
         try:
-            result = await self.app.run(prompt)
-            if result.stop_reason in ("error", "aborted"):
+            result = await (
+                self.app.run(prompt) if prompt is not None else self.app.resume_paused()
+            )
+            if result is not None and result.stop_reason in ("error", "aborted"):
                 self._notice(f"[{result.stop_reason}: {result.error}]")
         finally:
             self._wake.set()
@@ -523,6 +529,27 @@ class Repl:
             exchange = self.app.last_exchange()
             if exchange:
                 self._notice(exchange)
+        paused = self.app.paused
+        if paused is not None:
+            # The run stopped at calls nobody decided (killed at the question): ask again.
+            count = len(paused.pending)
+            lines = [f"the last run stopped at {count} undecided tool call{'s' * (count > 1)}:"]
+            asking = False
+            for call in paused.pending:
+                asked = asks(call, self.app.agent.state.tools, yes=self.app.settings.yes)
+                asking = asking or asked
+                subject = self.app.approvals.describe(call.tool_name, call.arguments)
+                lines.append(f"  {subject}{'' if asked else ' (runs again without asking)'}")
+            self._notice("\n".join(lines))
+            self.run = asyncio.create_task(self._resume(confirm=not asking))
+
+    async def _resume(self, *, confirm: bool) -> None:
+        """Resume the paused run; with no call to ask about, only once the user says so (it
+        calls the model: a message typed instead closes the calls unrun)."""
+        if not confirm or await self._confirm(None, "Resume the run?"):
+            await self._run(None)
+        else:
+            self._wake.set()
 
     async def _shutdown(self) -> None:
         if self.question is not None and not self.question.done():

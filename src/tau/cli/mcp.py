@@ -33,8 +33,16 @@ from tau.cli.config import config_path, load_config
 if TYPE_CHECKING:
     from tau.agent import AgentTool
     from tau.agent.mcp import MCPServer, MCPTool
+    from tau.cli.tools.paths import Workspace
 
-__all__ = ["MCPConfigError", "MCPTools", "ServerEntry", "load_servers", "mcp_list"]
+__all__ = [
+    "MCPConfigError",
+    "MCPTools",
+    "ServerEntry",
+    "allow_results",
+    "load_servers",
+    "mcp_list",
+]
 
 Warn = Callable[[str], None]
 
@@ -152,6 +160,19 @@ def load_servers(
     return [entry for entry in entries.values() if disabled or not entry.disabled]
 
 
+def allow_results(workspace: Workspace) -> None:
+    """Let ``read`` open the files where MCP results over the cap are saved whole (the
+    notice in such a result names one)."""
+    from tau.agent.mcp import results_dir
+
+    try:
+        folder = results_dir()
+    except OSError:
+        return  # the notice then says the rest could not be saved
+    if folder not in workspace.allowed:
+        workspace.allowed = (*workspace.allowed, folder)
+
+
 class MCPTools:
     """The MCP servers of one ``tau`` session, as one tool source.
 
@@ -165,8 +186,12 @@ class MCPTools:
         entries: Sequence[ServerEntry],
         reserved: Collection[str] = (),
         warn: Warn = _warn_to_stderr,
+        *,
+        ask_first: bool = False,
     ) -> None:
         self.entries = list(entries)
+        self.ask_first = ask_first
+        """Whether the tools of servers not marked ``trust`` need approval (no ``--yes``)."""
         self.reserved = frozenset(reserved)
         self.warn = warn
         self.servers: dict[str, MCPServer] = {}
@@ -227,6 +252,8 @@ class MCPTools:
                         continue
                     tool = renamed
                 taken.add(tool.name)
+                if self.ask_first and not entries[name].trust:
+                    tool.requires_approval = True
                 owners[tool.name] = (entries[name], tool)
                 tools.append(tool)
         self._owners = owners

@@ -115,7 +115,7 @@ async def run_once(
     ask = _ask_on_terminal if surface is None else surface.asking(_ask_on_terminal)
     app = App(
         settings,
-        ask if terminal else None,
+        (lambda call, question: ask(question)) if terminal else None,
         on_event=_print_app_event_json if json_mode else None,
     )
     if isinstance(prompt, str):  # `tau "/review src"`: a prompt template or skill, expanded

@@ -29,12 +29,16 @@ Commands:
   and ``export_html {outputPath?}`` (a path inside the working directory or an
   ``--allow-path`` root, as for the tools).
 * ``get_commands``: every command with its fields as JSON Schema.
+* ``approve {toolCallId, arguments?}``, ``deny {toolCallId, reason?}``: decide a tool call a
+  ``tool_approval_request`` event announced (:mod:`tau.cli.rpc_approvals`).
 
 Each command is declared once in :data:`~tau.cli.registry.RPC_COMMANDS` (name, help, fields,
 handler): its fields are checked from that declaration before the handler runs, and
 ``get_commands`` serves the same declarations.
 
-Tools that change files or run commands need ``--yes``: nobody is there to be asked.
+Tools that change files or run commands are asked about (a ``tool_approval_request`` event),
+unless ``--yes``. Started with ``-c`` on a session whose last run stopped at calls waiting for
+approval, tau asks about them at once and resumes that run with the answers.
 """
 
 from __future__ import annotations
@@ -53,7 +57,9 @@ from tau.cli.app import App, Settings, message_text
 from tau.cli.app_events import AppEvent, dump_app_event, dump_compaction
 from tau.cli.errors import EXIT_OK
 from tau.cli.extensions.ui import RpcUI
+from tau.cli.paused_run import asks
 from tau.cli.registry import RPC_COMMANDS, Arg, FieldError
+from tau.cli.rpc_approvals import RpcApprovals
 from tau.cli.tools.paths import PathNotAllowedError
 
 MAX_LINE = 16 * 1024 * 1024
@@ -128,7 +134,8 @@ class RpcServer:
 
     def __init__(self, settings: Settings, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
-        self.app = App(settings, None, on_event=self._app_event)
+        self.approvals = RpcApprovals(self.write)
+        self.app = App(settings, self.approvals.ask, on_event=self._app_event)
         self.app.agent.subscribe(self._agent_event)
         self.tasks: set[asyncio.Task[Any]] = set()
         self.run: asyncio.Task[Any] | None = None
@@ -243,6 +250,10 @@ class RpcServer:
         threading.Thread(target=read, name="tau-rpc-stdin", daemon=True).start()
         session = self.app.session.path if self.app.session else None
         await self.app.custom.start(RpcUI(self.write), "rpc", session)
+        paused, tools = self.app.paused, self.app.agent.state.tools
+        yes = self.app.settings.yes
+        if paused is not None and any(asks(c, tools, yes=yes) for c in paused.pending):
+            self.start_run(None)  # ask about the calls the session stopped at, then go on
         try:
             while (raw := await lines.get()) is not None and not self.closed:
                 if raw == b"\0too long":
@@ -251,6 +262,7 @@ class RpcServer:
                     )
                 elif raw.strip():
                     await self.handle_line(raw.rstrip(b"\r\n"))
+            self.approvals.close()  # nobody is left to decide: those runs pause
             while self.tasks:
                 await asyncio.gather(*list(self.tasks), return_exceptions=True)
         finally:
@@ -259,18 +271,20 @@ class RpcServer:
 
     # ----------------------------------------------------------------------- runs
 
-    def start_run(self, text: str | UserMessage, *, command: bool = False) -> None:
-        """Start a prompt's run in the background (``command``: an extension's command,
-        whose ``tau.send`` starts the run)."""
+    def start_run(self, text: str | UserMessage | None, *, command: bool = False) -> None:
+        """Start a prompt's run in the background (None: resume the paused run;
+        ``command``: an extension's command, whose ``tau.send`` starts the run)."""
 
         async def run() -> None:
-            if command and isinstance(text, str):
+            if text is None:
+                await self.app.resume_paused()
+            elif command and isinstance(text, str):
                 sent: list[str] = []
                 await self.app.custom.dispatch(text, _collect(sent))
                 for message in sent:
                     await self.app.run(message)
-                return
-            await self.app.run(text)
+            else:
+                await self.app.run(text)
 
         self.run = asyncio.get_running_loop().create_task(run())
         self.tasks.add(self.run)
@@ -373,6 +387,7 @@ async def _get_state(server: RpcServer, command: dict[str, Any]) -> dict[str, An
         "autoCompactionEnabled": app.settings.compaction.enabled,
         "messageCount": len(agent.state.messages),
         "pendingMessageCount": len(agent.steering_queue) + len(agent.follow_up_queue),
+        "pendingApprovals": list(server.approvals.waiting),
     }
 
 

@@ -6,7 +6,9 @@ with ``type``, an 8-hex ``id``, the ``parentId`` of the entry before it and an I
 ``timestamp``: ``message`` entries (any agent message, in the library's JSON form),
 ``model_change`` (``provider``, ``modelId``; tau adds ``api`` and ``baseUrl`` for an endpoint
 given only by ``--base-url``), ``thinking_level_change`` (``thinkingLevel``) and ``compaction``
-(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries. Nothing is written
+(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries, and ``custom``
+entries (``customType``, ``data``: tau's ``tau.paused_run``, see :mod:`tau.cli.paused_run`;
+the last one of each type is :attr:`Session.custom`). Nothing is written
 until the first assistant message exists, so a run that never reached the model leaves no file
 behind; an existing empty file is a new session.
 
@@ -131,11 +133,13 @@ class Session:
     history: list[AgentMessage] = field(default_factory=list)
     """Every message of the branch, compacted ones included, with each compaction's summary
     where it happened (what an export shows)."""
+    custom: dict[str, Any] = field(default_factory=dict)
+    """The ``data`` of the last ``custom`` entry of each ``customType`` on the branch."""
     leaf: str | None = None
     name: str | None = None
     """The session's name (the last ``session_info`` entry's, as pi writes it; ``/name``)."""
-    custom: list[tuple[str, Any]] = field(default_factory=list)
-    """``(customType, data)`` of each ``custom`` entry on the branch (extensions' own state)."""
+    custom_entries: list[tuple[str, Any]] = field(default_factory=list)
+    """``(customType, data)`` of every ``custom`` entry on the branch (extensions' state)."""
     on_warning: Callable[[str], None] = _print_warning
     _pending: list[dict[str, Any]] = field(default_factory=list)
     _on_disk: bool = False
@@ -291,7 +295,8 @@ class Session:
             elif kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
                 self.thinking_level = entry["thinkingLevel"]
             elif kind == "custom" and isinstance(entry.get("customType"), str):
-                self.custom.append((entry["customType"], entry.get("data")))
+                self.custom[entry["customType"]] = entry.get("data")
+                self.custom_entries.append((entry["customType"], entry.get("data")))
             elif kind == "session_info" and isinstance(entry.get("name"), str | None):
                 self.name = entry.get("name")
             elif kind == "branch_summary" and isinstance(entry.get("summary"), str):
@@ -405,7 +410,8 @@ class Session:
     def checkout(self, branch: list[dict[str, Any]]) -> None:
         """Go on from the last entry of ``branch`` (root first): the context becomes that
         branch's and the next entry its child, a new branch (nothing is removed)."""
-        self.messages, self.entry_ids, self.history, self.custom = [], [], [], []
+        self.messages, self.entry_ids, self.history = [], [], []
+        self.custom, self.custom_entries = {}, []
         self.usage = RunUsage()
         self.model = self.model_entry = self.thinking_level = None
         self._rebuild(branch)
@@ -441,9 +447,9 @@ class Session:
         self.flush()
 
     def record_custom(self, custom_type: str, data: Any) -> None:
-        """Append a ``custom`` entry (pi's form: ``customType`` and JSON ``data``), which the
-        model never sees: an extension's own state, read back from :attr:`custom`."""
-        self.custom.append((custom_type, data))
+        """Append a ``custom`` entry (pi's extension data: no message, not in the context)."""
+        self.custom[custom_type] = data
+        self.custom_entries.append((custom_type, data))
         self._append({"type": "custom", "customType": custom_type, "data": data})
         self.flush()
 

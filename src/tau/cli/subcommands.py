@@ -1,4 +1,5 @@
-"""The built-in subcommands of ``tau``: ``models``, ``sessions``, ``mcp``, ``tools`` and ``batch``.
+"""The built-in subcommands of ``tau``: ``models``, ``sessions``, ``mcp``, ``tools``, ``batch``
+and ``web``.
 
 Each is one :class:`~tau.cli.registry.Command` (its arguments, help and handler) added to
 :data:`~tau.cli.registry.SUBCOMMANDS`; ``tau --help``, ``tau help COMMAND`` and the parser read
@@ -158,16 +159,22 @@ def _tools(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tau.cli.tools import DEFAULT_TOOLS, MUTATING_TOOLS, Workspace, build_tools, tool_names
+    from tau.cli.tools.task import TASK_DESCRIPTION, TASK_TOOL
 
-    names = tool_names()
+    names = [n for n in tool_names() if n != TASK_TOOL]
     tools = build_tools(names, Workspace(Path.cwd().resolve()))
+    rows = [
+        (name, tool.name, tool.description or tool.label)
+        for name, tool in zip(names, tools, strict=True)
+    ]
+    rows.append((TASK_TOOL, TASK_TOOL, TASK_DESCRIPTION))
     print(f"{'--tools':<12}{'the model calls it':<20}{'when':<24}what it does")
-    for name, tool in zip(names, tools, strict=True):
+    for name, called, description in rows:
         when = "default" if name in DEFAULT_TOOLS else "when named"
         if name in MUTATING_TOOLS:
             when += ", asks first"
-        summary = (tool.description or tool.label).strip().splitlines()
-        print(f"{name:<12}{tool.name:<20}{when:<24}{summary[0] if summary else ''}")
+        summary = description.strip().splitlines()
+        print(f"{name:<12}{called:<20}{when:<24}{summary[0] if summary else ''}")
     return 0
 
 
@@ -289,12 +296,69 @@ BATCH: Command[SubcommandHandler] = Command(
     "130 interrupted.",
 )
 
+
+def _web(args: argparse.Namespace) -> int:
+    from tau.cli.web import web_command
+
+    return web_command(args)
+
+
+WEB: Command[SubcommandHandler] = Command(
+    "web",
+    "the agent in a browser page: chats, streaming, tool calls, approval buttons",
+    _web,
+    args=(
+        Arg(
+            "port",
+            "the port to serve on (default 8765)",
+            flags=("--port",),
+            type=positive_int,
+            default=8765,
+            metavar="PORT",
+        ),
+        Arg(
+            "host",
+            "the interface to bind (default 127.0.0.1; any other needs --token)",
+            flags=("--host",),
+            default="127.0.0.1",
+            metavar="HOST",
+        ),
+        Arg(
+            "token",
+            "a token every request must carry (or TAU_WEB_TOKEN); open the page at /?token=...",
+            flags=("--token",),
+            metavar="TOKEN",
+        ),
+        MODEL,
+        Arg(
+            "models",
+            "comma-separated models the page's model picker also offers (provider/id)",
+            flags=("--models",),
+            metavar="MODELS",
+        ),
+        SYSTEM,
+        TOOLS,
+        YES.but(help="run write/edit/bash without asking (default: the page asks)"),
+        THINKING,
+        MAX_TOKENS,
+        TEMPERATURE,
+        OPTION,
+        TIMEOUT,
+    ),
+    description="Serve the tau agent (same model, system prompt and tools as a run of tau) in a "
+    "browser page: the chat list (kept in $TAU_HOME/web-chats.sqlite), streamed answers with "
+    "Markdown and highlighted code, thinking folded, tool calls with their arguments and output, "
+    "Approve/Deny buttons for write, edit and bash, image attachments, usage and cost. The page "
+    "ships with tau: nothing is fetched from the internet. Needs pip install 'tau[web]'.",
+)
+
 BUILTIN: tuple[Command[SubcommandHandler], ...] = (
     MODELS,
     SESSIONS,
     MCP,
     TOOLS_COMMAND,
     BATCH,
+    WEB,
     *PACKAGE_COMMANDS,
 )
 """The built-in subcommands, in the order ``tau --help`` lists them."""

@@ -43,19 +43,18 @@ upstream request and closes its connection.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hmac
 import json
 import math
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 try:
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import Response
     from starlette.routing import Route
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
@@ -77,6 +76,7 @@ from tau.ai.adapters import describe_error
 from tau.proxy.client import encode_proxy_event
 from tau.proxy.guard import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_WAITING_PER_IP, guarded_protocol
 from tau.proxy.redact import Redactor, model_hosts, server_secrets
+from tau.proxy.sse import EventStreamResponse, HTTPError, error_response, read_json
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
@@ -104,55 +104,45 @@ DEFAULT_SEND_TIMEOUT = 60.0
 _LEVELS = ("minimal", "low", "medium", "high", "xhigh")
 
 
-class _BadRequest(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
-    return JSONResponse({"error": message}, status_code=status, headers=dict(headers or {}))
-
-
 def _parse_options(raw: Any) -> dict[str, Any]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise _BadRequest(400, "options must be an object")
+        raise HTTPError(400, "options must be an object")
     out: dict[str, Any] = {}
     for key, value in raw.items():
         if value is None:
             continue
         if key == "temperature":
             if not isinstance(value, int | float) or isinstance(value, bool):
-                raise _BadRequest(400, "options.temperature must be a number")
+                raise HTTPError(400, "options.temperature must be a number")
             # 1e999 parses as infinity, and a huge integer has no float at all.
             if (isinstance(value, int) and abs(value) > 1_000_000) or not math.isfinite(value):
-                raise _BadRequest(400, "options.temperature must be a finite number")
+                raise HTTPError(400, "options.temperature must be a finite number")
             out["temperature"] = float(value)
         elif key == "maxTokens":
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise _BadRequest(400, "options.maxTokens must be a positive integer")
+                raise HTTPError(400, "options.maxTokens must be a positive integer")
             out["max_tokens"] = value
         elif key == "reasoning":
             if value not in _LEVELS:
-                raise _BadRequest(400, f"options.reasoning must be one of {', '.join(_LEVELS)}")
+                raise HTTPError(400, f"options.reasoning must be one of {', '.join(_LEVELS)}")
             out["reasoning"] = value
         elif key == "thinkingBudgets":
             if not isinstance(value, dict) or not all(
                 k in _LEVELS and isinstance(v, int) and not isinstance(v, bool)
                 for k, v in value.items()
             ):
-                raise _BadRequest(400, "options.thinkingBudgets must map levels to integers")
+                raise HTTPError(400, "options.thinkingBudgets must map levels to integers")
             out["thinking_budgets"] = dict(value)
         elif key == "sessionId":
             if not isinstance(value, str):
-                raise _BadRequest(400, "options.sessionId must be a string")
+                raise HTTPError(400, "options.sessionId must be a string")
             out["session_id"] = value
         elif key == "outputSchema":
             out["output_schema"] = _output_schema(value)
         else:
-            raise _BadRequest(400, f"option {key!r} is not accepted by this proxy")
+            raise HTTPError(400, f"option {key!r} is not accepted by this proxy")
     return out
 
 
@@ -164,35 +154,10 @@ def _output_schema(value: Any) -> dict[str, Any]:
         and isinstance(value.get("description", ""), str)
         and set(value) <= {"name", "schema", "description"}
     ):
-        raise _BadRequest(
+        raise HTTPError(
             400, "options.outputSchema must be {name: string, schema: object, description?}"
         )
     return dict(value)
-
-
-async def _read_body(request: Request, limit: int, seconds: float | None) -> bytes:
-    try:
-        async with asyncio.timeout(seconds):
-            return await _read_limited(request, limit)
-    except TimeoutError:
-        raise _BadRequest(408, f"the request body did not arrive within {seconds:g} s") from None
-
-
-async def _read_limited(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.isdigit():
-            raise _BadRequest(400, "invalid Content-Length")
-        if int(declared) > limit:
-            raise _BadRequest(413, f"request body too large (limit {limit} bytes)")
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _BadRequest(413, f"request body too large (limit {limit} bytes)")
-        parts.append(chunk)
-    return b"".join(parts)
 
 
 def create_proxy_app(
@@ -229,33 +194,26 @@ def create_proxy_app(
         given = request.headers.get("authorization", "").encode()
         if not hmac.compare_digest(given, expected):
             # Connection: close: an unauthenticated client does not keep the connection.
-            return _error(
+            return error_response(
                 401,
                 "missing or invalid bearer token",
                 {"www-authenticate": "Bearer", "connection": "close"},
             )
         try:
-            body = await _read_body(request, max_body_bytes, body_timeout)
-            try:
-                # JSON has no NaN or Infinity; jiter reads them unless told not to.
-                data = jiter.from_json(body, allow_inf_nan=False)
-            except ValueError as exc:
-                raise _BadRequest(400, f"the body is not valid JSON: {exc}") from exc
-            if not isinstance(data, dict):
-                raise _BadRequest(400, "the body must be a JSON object")
+            data = await read_json(request, max_body_bytes, body_timeout)
             try:
                 requested = load_model(data.get("model"), "model")
                 context = load_context(data.get("context"), "context")
             except SerializationError as exc:
-                raise _BadRequest(400, str(exc)) from exc
+                raise HTTPError(400, str(exc)) from exc
             options = _parse_options(data.get("options"))
             model = allowed.get((requested.provider, requested.id))
             if model is None:
-                raise _BadRequest(
+                raise HTTPError(
                     403, f"model {requested.provider}/{requested.id} is not allowed on this proxy"
                 )
-        except _BadRequest as exc:
-            return _error(exc.status, str(exc))
+        except HTTPError as exc:
+            return error_response(exc.status, str(exc))
         served = {**options, **extra}
 
         def redactor() -> Redactor:
@@ -263,74 +221,30 @@ def create_proxy_app(
 
         try:
             made = call(model, context, **served)
-            stream = made if hasattr(made, "__aiter__") else await made
+            # Any async iterator of events will do (a stream_fn may wrap the real one).
+            stream: Any = made if hasattr(made, "__aiter__") else await made
         except Exception as exc:
-            return _error(502, redactor()(f"the upstream call failed: {describe_error(exc)}"))
-        return _EventStreamResponse(stream, send_timeout, redactor)
+            return error_response(
+                502, redactor()(f"the upstream call failed: {describe_error(exc)}")
+            )
+        return EventStreamResponse(
+            _frames(stream, redactor), send_timeout=send_timeout, on_close=stream.aclose
+        )
 
     return Starlette(routes=[Route("/api/stream", stream_endpoint, methods=["POST"])])
 
 
-class _EventStreamResponse(Response):
-    """The events of ``stream`` as server-sent events, one ``send`` at a time; the
-    message of an ``error`` event passes through ``redactor()`` (:mod:`tau.proxy.redact`).
-
-    Each send must complete within ``send_timeout`` (the server's write buffer is bounded, so
-    a client that reads nothing blocks it): a client that stays stuck is dropped. A client
-    that disconnects ends the relay at once. Either way the upstream stream is closed.
-    """
-
-    def __init__(
-        self, stream: Any, send_timeout: float | None, redactor: Callable[[], Redactor]
-    ) -> None:
-        super().__init__(status_code=200, media_type="text/event-stream")
-        del self.headers["content-length"]  # streamed: chunked
-        self.headers["cache-control"] = "no-cache"
-        self.headers["x-accel-buffering"] = "no"
-        self._stream = stream
-        self._send_timeout = send_timeout
-        self._redactor = redactor
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        relay = asyncio.ensure_future(self._relay(send))
-        gone = asyncio.ensure_future(_disconnected(receive))
-        try:
-            await asyncio.wait((relay, gone), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (relay, gone):
-                task.cancel()
-            failure, _ = await asyncio.gather(relay, gone, return_exceptions=True)
-            # The client went away, was dropped, or the stream ended: stop the upstream.
-            await self._stream.aclose()
-        if isinstance(failure, Exception):
-            raise failure
-
-    async def _relay(self, send: Any) -> None:
-        await send(
-            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
-        )
-        dumps = json.dumps
-        timeout = self._send_timeout
-        try:
-            async for event in self._stream:
-                wire = encode_proxy_event(event)
-                if event.type == "error":
-                    # Upstream text can echo the server's key and names upstream hosts.
-                    wire["errorMessage"] = self._redactor()(wire["errorMessage"] or "")
-                payload = dumps(wire, separators=(",", ":"), ensure_ascii=False)
-                message = {"type": "http.response.body", "body": f"data: {payload}\n\n".encode()}
-                async with asyncio.timeout(timeout):
-                    await send({**message, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except TimeoutError:
-            # The client accepted nothing for send_timeout seconds: drop it. Ending without
-            # the final chunk makes the server close the connection.
-            return
-
-
-async def _disconnected(receive: Any) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
+async def _frames(stream: Any, redactor: Callable[[], Redactor]) -> AsyncIterator[bytes]:
+    """The events of ``stream`` as SSE frames; the message of an ``error`` event passes
+    through ``redactor()`` (:mod:`tau.proxy.redact`)."""
+    dumps = json.dumps
+    async for event in stream:
+        wire = encode_proxy_event(event)
+        if event.type == "error":
+            # Upstream text can echo the server's key and names upstream hosts.
+            wire["errorMessage"] = redactor()(wire["errorMessage"] or "")
+        payload = dumps(wire, separators=(",", ":"), ensure_ascii=False)
+        yield f"data: {payload}\n\n".encode()
 
 
 # --------------------------------------------------------------------------- command line

@@ -25,7 +25,7 @@ import math
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from tau.ai.core.types import Tool, ToolCall
 
@@ -84,9 +84,15 @@ def validate_tool_arguments(tool: Tool, tool_call: ToolCall) -> dict[str, Any]:
     params = tool.parameters
     if isinstance(params, dict):
         validator = _validator(params, tool.name)
+        # The common case first: arguments that already fit need no coercion, only a copy
+        # (unless a whole float may have to become an int); one check of the compiled schema.
+        if validator.is_valid(arguments):
+            copied = _copy_exact(arguments, 0)
+            if copied is not _NO:
+                return cast(dict[str, Any], copied)
         coerced: dict[str, Any] = _coerce(arguments, params, params, 0)
-        errors = [(_error_path(e), e.message) for e in validator.iter_errors(coerced)]
-        if errors:
+        if not validator.is_valid(coerced):
+            errors = [(_error_path(e), e.message) for e in validator.iter_errors(coerced)]
             _fail(tool.name, errors, arguments)
         return coerced
     import pydantic
@@ -172,6 +178,35 @@ def _copy(value: Any) -> Any:
         return {k: _copy(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_copy(v) for v in value]
+    return value
+
+
+def _copy_exact(value: Any, depth: int) -> Any:
+    """A fresh copy of arguments that fit their schema, or ``_NO`` where coercion could still
+    change something (a whole float, which an integer field turns into an int) or the nesting
+    is deeper than coercion goes."""
+    if isinstance(value, dict):
+        if depth > _MAX_DEPTH:
+            return _NO
+        out = {}
+        for key, item in value.items():
+            item = _copy_exact(item, depth + 1)
+            if item is _NO:
+                return _NO
+            out[key] = item
+        return out
+    if isinstance(value, list):
+        if depth > _MAX_DEPTH:
+            return _NO
+        items = []
+        for item in value:
+            item = _copy_exact(item, depth + 1)
+            if item is _NO:
+                return _NO
+            items.append(item)
+        return items
+    if isinstance(value, float) and value.is_integer():
+        return _NO
     return value
 
 

@@ -7,7 +7,7 @@ with its validation errors, up to ``max_retries`` more times.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from tau.ai.core.events import AssistantMessageEvent
 from tau.ai.core.types import AssistantMessage, Context, Model, ToolCall
@@ -28,6 +28,9 @@ from tau.ai.structured.modes import (
 )
 from tau.ai.structured.result import FailureReason, StructuredOutputError, StructuredResult
 from tau.ai.structured.spec import OUTPUT_TOOL_NAME, OutputSpec, OutputValidationError
+
+if TYPE_CHECKING:
+    from tau.ai.core.settings_types import Settings
 
 T = TypeVar("T")
 
@@ -52,6 +55,7 @@ class StructuredStream(Generic[T]):
         mode: OutputMode = "auto",
         max_retries: int = 1,
         options: dict[str, Any],
+        settings: Settings | None = None,
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
@@ -61,11 +65,15 @@ class StructuredStream(Generic[T]):
         self.max_retries = max_retries
         self.attempts: list[AssistantMessage] = []
         """The messages received so far, failed attempts included."""
+        # With settings, every attempt goes through stream(model, context, settings): the
+        # keywords beside them win, as at tau.ai.stream.
+        self._simple = settings is not None
+        merged = {**settings, **options} if settings is not None else options
         self._context, self._options = structured_request(
-            model, as_context(context), self.spec, self.mode, options
+            model, as_context(context), self.spec, self.mode, merged
         )
-        # A misspelt option is a TypeError here, as at tau.ai.stream, not at the first step.
-        resolve_api_provider(model.api).check(self._options)
+        # A misspelt key is a TypeError here, as at tau.ai.stream, not at the first step.
+        resolve_api_provider(model.api).check(self._options, simple=self._simple)
         self._partials = PartialOutput(self.spec)
         self._steps: AsyncGenerator[tuple[AssistantMessageEvent | None, Any], None] | None = None
         self._result: StructuredResult[T] | None = None
@@ -135,7 +143,11 @@ class StructuredStream(Generic[T]):
     async def _attempts(self) -> AsyncGenerator[tuple[AssistantMessageEvent | None, Any], None]:
         spec, mode, partials = self.spec, self.mode, self._partials
         for attempt in range(self.max_retries + 1):
-            s = stream(self.model, self._context, **self._options)
+            s = (
+                stream(self.model, self._context, cast("Settings", self._options))
+                if self._simple
+                else stream(self.model, self._context, **self._options)
+            )
             partials.restart()
             try:
                 async for event in s:
@@ -228,6 +240,7 @@ def stream_structured(
     model: Model,
     context: Context | str,
     output_type: type[T],
+    settings: Settings | None = None,
     *,
     mode: OutputMode = ...,
     max_retries: int = ...,
@@ -238,6 +251,7 @@ def stream_structured(
     model: Model,
     context: Context | str,
     output_type: Any,
+    settings: Settings | None = None,
     *,
     mode: OutputMode = ...,
     max_retries: int = ...,
@@ -247,6 +261,7 @@ def stream_structured(
     model: Model,
     context: Context | str,
     output_type: Any,
+    settings: Settings | None = None,
     *,
     mode: OutputMode = "auto",
     max_retries: int = 1,
@@ -255,12 +270,19 @@ def stream_structured(
     """Stream a validated ``output_type`` value (see :class:`StructuredStream`).
 
     ``output_type`` is a pydantic model, any type a pydantic ``TypeAdapter`` takes, a JSON
-    Schema dict (validated with jsonschema-rs), or an :class:`OutputSpec`. ``options`` are
-    the adapter's options, as for :func:`tau.ai.stream`. Raises ``TypeError``/``ValueError``
+    Schema dict (validated with jsonschema-rs), or an :class:`OutputSpec`. ``settings`` (a
+    :class:`tau.ai.Settings`) and ``options`` (the adapter's own options) are as for
+    :func:`tau.ai.stream`. Raises ``TypeError``/``ValueError``
     at once for an output type that is not one, an unknown mode or an unknown option.
     """
     return StructuredStream(
-        model, context, output_type, mode=mode, max_retries=max_retries, options=options
+        model,
+        context,
+        output_type,
+        mode=mode,
+        max_retries=max_retries,
+        options=options,
+        settings=settings,
     )
 
 
@@ -269,6 +291,7 @@ async def complete_structured(
     model: Model,
     context: Context | str,
     output_type: type[T],
+    settings: Settings | None = None,
     *,
     mode: OutputMode = ...,
     max_retries: int = ...,
@@ -279,6 +302,7 @@ async def complete_structured(
     model: Model,
     context: Context | str,
     output_type: Any,
+    settings: Settings | None = None,
     *,
     mode: OutputMode = ...,
     max_retries: int = ...,
@@ -288,6 +312,7 @@ async def complete_structured(
     model: Model,
     context: Context | str,
     output_type: Any,
+    settings: Settings | None = None,
     *,
     mode: OutputMode = "auto",
     max_retries: int = 1,
@@ -301,7 +326,7 @@ async def complete_structured(
     provider error or an abort; its ``attempts`` hold every message.
     """
     s = stream_structured(
-        model, context, output_type, mode=mode, max_retries=max_retries, **options
+        model, context, output_type, settings, mode=mode, max_retries=max_retries, **options
     )
     try:
         return await s.result()

@@ -76,15 +76,13 @@ class Customizations:
         workspace: Workspace,
         resources: ResourceOptions,
         extensions: ExtensionOptions,
-        *,
-        builtin_tools: Sequence[str] = (),
         session: Callable[[], Any] = lambda: None,
     ) -> None:
         self.workspace = workspace
         self.cwd = workspace.cwd
         self.resource_options = resources
         self.extension_options = extensions
-        self.builtin_tools = set(builtin_tools)
+        self.builtin_tools: set[str] = set()
         self.session = session
         self.commands: Registry[Any] = Registry("slash", "/", "/help lists them")
         """The session's own slash commands: templates, skills and extensions' commands."""
@@ -106,9 +104,12 @@ class Customizations:
 
     # ----------------------------------------------------------------------- loading
 
-    def load(self) -> None:
+    def load(self, builtin_tools: Sequence[str] | None = None) -> list[AgentTool]:
         """Find resources and load extensions (again, on ``/reload``), then declare the
-        commands they bring."""
+        commands they bring; returns the extensions' tools (``builtin_tools``: the names they
+        may not take, kept from the first call)."""
+        if builtin_tools is not None:
+            self.builtin_tools = set(builtin_tools)
         self.resources = load_resources(self.cwd, self.resource_options)
         self.resources.open_to(self.workspace)
         report_problems(self.resources.problems)
@@ -132,6 +133,7 @@ class Customizations:
                 self._load_one(source)
         self._declare_resources()
         self._follow_agent()
+        return list(self.tools)
 
     def attach(self, agent: Agent) -> None:
         """Pass ``agent``'s events to the handlers: only while some handler wants them, so a
@@ -264,7 +266,7 @@ class Customizations:
     def entries(self, custom_type: str) -> list[Any]:
         """See :meth:`ExtensionAPI.entries`."""
         session = self.session()
-        custom = session.custom if session is not None else []
+        custom = session.custom_entries if session is not None else []
         return [data for kind, data in custom if kind == custom_type]
 
     # ----------------------------------------------------------------------- the agent's hooks

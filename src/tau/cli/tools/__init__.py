@@ -2,6 +2,8 @@
 
 ``read``, ``ls``, ``grep`` and ``find`` only look; ``write``, ``edit`` and ``bash`` change
 things, so they are off unless ``--tools`` names them, and ask before each run unless ``--yes``.
+``task`` hands work to a sub-agent with the read-only tools (:mod:`tau.cli.tools.task`): it
+needs the session's model, so the session adds it (:func:`build_tools` leaves it out).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from tau.cli.tools.examples import example_tools
 from tau.cli.tools.paths import Workspace
 from tau.cli.tools.read import read_tool
 from tau.cli.tools.search import find_tool, grep_tool, ls_tool
+from tau.cli.tools.task import TASK_TOOL
 from tau.cli.tools.write import write_tool
 
 __all__ = ["DEFAULT_TOOLS", "MUTATING_TOOLS", "Workspace", "build_tools", "tool_names"]
@@ -34,7 +37,7 @@ MUTATING_TOOLS = frozenset({"write", "edit", "bash"})
 
 def tool_names() -> list[str]:
     """Every name ``--tools`` accepts."""
-    return [*_BUILTIN, *example_tools()]
+    return [*_BUILTIN, *example_tools(), TASK_TOOL]
 
 
 class UnknownToolError(ValueError):
@@ -42,7 +45,8 @@ class UnknownToolError(ValueError):
 
 
 def build_tools(names: Iterable[str], workspace: Workspace) -> list[AgentTool]:
-    """The tools called ``names``, in that order (duplicates dropped)."""
+    """The tools called ``names``, in that order (duplicates dropped; ``task`` left out: see
+    the module docstring)."""
     examples = example_tools()
     tools: list[AgentTool] = []
     seen: set[str] = set()
@@ -50,6 +54,8 @@ def build_tools(names: Iterable[str], workspace: Workspace) -> list[AgentTool]:
         if name in seen:
             continue
         seen.add(name)
+        if name == TASK_TOOL:
+            continue
         if name in _BUILTIN:
             tools.append(_BUILTIN[name](workspace))
         elif name in examples:
