@@ -122,7 +122,7 @@ def _rpc(tmp_path: Path, responses: list[dict[str, Any]], *extensions: str) -> R
     model.write_text(json.dumps(responses))
     args = [a for name in extensions for a in ("-e", example(name))]
     return RpcClient(
-        tmp_path, "--model", f"faux/{model}", "--no-session", "-y", "--tools", "bash", *args
+        tmp_path, "--model", f"faux/{model}", "--no-session", "-y", "--tools", "bash,write", *args
     )
 
 
@@ -296,3 +296,32 @@ def test_no_handler_means_no_bus_work(tmp_path: Path, monkeypatch: pytest.Monkey
 
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip(reason="the examples' tests use POSIX shells")
+
+
+def test_rpc_custom_tool_and_protected_paths(tmp_path: Path) -> None:
+    responses = [
+        {
+            "tool_calls": [
+                {"name": "count_words", "arguments": {"text": "a b"}},
+                {"name": "write", "arguments": {"path": ".git/config", "content": "x"}},
+            ]
+        },
+        {"text": "done"},
+    ]
+    client = _rpc(tmp_path, responses, "custom_tool", "protected_paths")
+    try:
+        client.send({"type": "prompt", "message": "go"})
+        counted = client.wait_for(lambda line: line.get("type") == "tool_execution_end")
+        assert "2 words" in json.dumps(counted) and not counted["isError"]
+        written = client.wait_for(lambda line: line.get("type") == "tool_execution_end")
+        assert written["isError"] and ".git/config is protected" in json.dumps(written)
+        client.event("agent_end")
+    finally:
+        client.close()
+
+
+def test_status_line_in_print_mode_is_quiet(tau, script) -> None:  # type: ignore[no-untyped-def]
+    done = tau(
+        "--model", script([{"text": "ok"}]), "-e", example("status_line"), "--no-session", "hi"
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok" and done.stderr == ""
