@@ -124,7 +124,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         tool_names=names,
         workspace=workspace,
         thinking=thinking or "off",
-        system=_text_or_file(args.system, "--system-prompt"),
+        system=_text_or_file(args.system, "--system"),
         session=session,
         session_dir=session_dir,
         yes=args.yes,
