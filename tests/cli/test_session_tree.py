@@ -291,3 +291,40 @@ def test_tree_fork_name_and_resume_in_the_session(tmp_path: Path) -> None:
     assert len(files) == 2
     for file in files:
         check_pi_format(file)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pty")
+def test_leaving_a_branch_with_a_summary(tmp_path: Path) -> None:
+    responses = [
+        {"text": "first answer"},
+        {"text": "second answer"},
+        {"text": "SUMMARY: the second question was answered."},
+        {"echo": True},
+    ]
+    term = Terminal.scripted(tmp_path, responses)
+    term.wait("/help for commands")
+    term.wait_prompt()
+    for question, answer in (("question one", "first answer"), ("question two", "second answer")):
+        term.send(question + "\r")
+        term.wait(answer)
+        term.wait_prompt()
+    term.send("/tree\r")
+    first_answer = term.wait_match(r"([0-9a-f]{8}) assistant: first answer").group(1)
+    term.wait_prompt()
+    term.send(f"/tree {first_answer} summarize\r")
+    term.wait("summarising the branch left…")
+    term.wait(f"at {first_answer}")
+    term.wait_prompt()
+    term.send("question three\r")
+    term.wait_count("question three", 2)
+    term.wait_prompt()
+    assert term.exit() == 0
+    path = next((tmp_path / "tau-home" / "sessions").rglob("*.jsonl"))
+    entries = check_pi_format(path)
+    [summary] = [e for e in entries if e["type"] == "branch_summary"]
+    assert summary["summary"] == "SUMMARY: the second question was answered."
+    assert summary["parentId"] == first_answer
+    # Resumed: the model reads the summary on the new branch, in pi's words.
+    texts = _texts(Session.open(path).messages)
+    assert texts[2].startswith(BRANCH_SUMMARY_PREFIX) and "SUMMARY: the second" in texts[2]
+    assert texts[-2:] == ["question three", "question three"]
