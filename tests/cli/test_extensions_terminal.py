@@ -57,3 +57,35 @@ def test_examples_in_the_terminal(tmp_path: Path) -> None:
     term.wait_prompt()
     assert term.exit() == 0
     assert not (tmp_path / "work" / ".env").exists()
+
+
+def test_an_extensions_key(tmp_path: Path) -> None:
+    path = tmp_path / "keys.py"
+    path.write_text(
+        "def setup(tau):\n"
+        "    tau.register_shortcut('c-t', 'toggle the thing', lambda api: api.notify('toggled'))\n"
+        "    tau.register_shortcut('c-p', 'taken', lambda api: None)\n"
+    )
+    term = Terminal.scripted(tmp_path, [{"echo": True}], "--no-session", "-e", str(path))
+    term.wait("/help for commands")
+    term.wait("the key 'c-p' is taken")  # reported, and the extension left out …
+    term.wait_prompt()
+    term.send("\x14")  # … so Ctrl+T does nothing
+    term.send("/hotkeys\r")
+    term.wait("!!command")
+    term.wait_prompt()
+    assert "toggled" not in term.text()
+    assert term.exit() == 0
+    path.write_text(
+        "def setup(tau):\n"
+        "    tau.register_shortcut('c-t', 'toggle the thing', lambda api: api.notify('toggled'))\n"
+    )
+    term = Terminal.scripted(tmp_path, [{"echo": True}], "--no-session", "-e", str(path))
+    term.wait("/help for commands")
+    term.wait_prompt()
+    term.send("\x14")
+    term.wait("toggled")
+    term.send("/hotkeys\r")
+    term.wait("toggle the thing (keys)")
+    term.wait_prompt()
+    assert term.exit() == 0

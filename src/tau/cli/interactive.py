@@ -54,7 +54,7 @@ from tau.cli.commands import CommandContext, run_command
 from tau.cli.completion import TauCompleter
 from tau.cli.config import tau_home
 from tau.cli.display import TerminalRenderer, collapse, console_for
-from tau.cli.extensions.ui import TerminalUI
+from tau.cli.extensions.ui import TerminalUI, bind_shortcuts
 from tau.cli.input_text import clean_text, unread_files
 from tau.cli.paused_run import asks
 from tau.cli.pi_habits import bang, cycle_model
@@ -353,6 +353,7 @@ class Repl:
             if self._interrupt():
                 event.app.exit(exception=EOFError())
 
+        bind_shortcuts(bindings, self.app.custom)
         return bindings
 
     def _interrupt(self) -> bool:

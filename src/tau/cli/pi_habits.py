@@ -173,10 +173,14 @@ async def bang(app: App, line: str, say: object) -> None:
         show("(the output goes to the model with your next message)")
 
 
-@command("hotkeys", "the keys of the interactive session")
+@command("hotkeys", "the keys of the interactive session (and the extensions')")
 def _hotkeys(ctx: CommandContext, argument: str) -> None:
-    width = max(len(key) for key, _ in HOTKEYS)
-    for key, what in HOTKEYS:
+    keys = [
+        *HOTKEYS,
+        *((k, f"{h} ({e.name})") for k, (h, e, _) in ctx.app.custom.shortcuts.items()),
+    ]
+    width = max(len(key) for key, _ in keys)
+    for key, what in keys:
         ctx.say(f"  {key.ljust(width)}  {what}")
 
 

@@ -107,6 +107,9 @@ class Host(Protocol):
     ) -> None: ...
     async def send(self, text: str) -> None: ...
     def add_flag(self, extension: ExtensionAPI, name: str, help: str, default: Any) -> None: ...
+    def add_shortcut(
+        self, extension: ExtensionAPI, keys: str, help: str, handler: Callable[..., Any]
+    ) -> None: ...
     def flag_value(self, name: str) -> Any: ...
     def append_entry(self, custom_type: str, data: Any) -> None: ...
     def entries(self, custom_type: str) -> list[Any]: ...
@@ -193,6 +196,13 @@ class ExtensionAPI:
         ``handler(tau, argument)`` runs when it is typed."""
         self.host.add_command(self, name, help, handler)
         self.commands.append(name)
+
+    def register_shortcut(
+        self, keys: str, help: str, handler: Callable[[ExtensionAPI], Any]
+    ) -> None:
+        """In the interactive session, ``keys`` (prompt_toolkit's names: ``c-t``, ``f5``,
+        ``escape t``) run ``handler(tau)``; tau's own keys cannot be taken."""
+        self.host.add_shortcut(self, keys, help, handler)
 
     def register_flag(self, name: str, help: str, *, default: Any = None) -> None:
         """Accept ``--name`` (True) or ``--name=VALUE`` on ``tau``'s command line; read it

@@ -98,6 +98,8 @@ class Customizations:
         self._resource_commands: list[str] = []
         self.flags: dict[str, tuple[str, Any]] = {}
         """Each flag the extensions declared: its help and default."""
+        self.shortcuts: dict[str, tuple[str, ExtensionAPI, Callable[..., Any]]] = {}
+        """Each key the extensions bound: its help, extension and handler."""
         self._agent: Agent | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self.mode = "print"
@@ -114,7 +116,7 @@ class Customizations:
         self.resources.open_to(self.workspace)
         report_problems(self.resources.problems)
         self.bus.clear()
-        self.extensions, self.tools, self.flags = [], [], {}
+        self.extensions, self.tools, self.flags, self.shortcuts = [], [], {}, {}
         for command in list(self.commands):
             self.commands.remove(command.name)
         options = self.extension_options
@@ -243,6 +245,29 @@ class Customizations:
             raise ValueError(f"--{name}: a flag is lowercase letters, digits and hyphens")
         self.flags[name] = (help, default)
 
+    def add_shortcut(
+        self, extension: ExtensionAPI, keys: str, help: str, handler: Callable[..., Any]
+    ) -> None:
+        """See :meth:`ExtensionAPI.register_shortcut`."""
+        normal = " ".join(keys.lower().split())
+        if normal in RESERVED_KEYS or normal in self.shortcuts:
+            raise ValueError(f"the key {keys!r} is taken")
+        self.shortcuts[normal] = (help, extension, handler)
+
+    async def run_shortcut(self, keys: str) -> None:
+        """The handler bound to ``keys`` (a failure disables its extension)."""
+        found = self.shortcuts.get(keys)
+        if found is None or found[1] not in self.extensions:
+            return
+        _, extension, handler = found
+        try:
+            await self.bus.call(handler, extension)
+        except asyncio.CancelledError:
+            raise
+        except (Exception, SystemExit) as exc:
+            self.report(describe_failure(exc, extension, f"the {keys} key"))
+            self.disable(extension)
+
     def flag_value(self, name: str) -> Any:
         """See :meth:`ExtensionAPI.flag`."""
         for raw in self.extension_options.flags:
@@ -337,6 +362,10 @@ class Customizations:
             await result
 
 
+RESERVED_KEYS = frozenset(
+    {"enter", "c-j", "c-m", "escape enter", "c-c", "c-d", "c-p", "tab", "c-i"}
+)
+"""Keys the interactive session uses itself."""
 _OWN_EVENTS = frozenset({"tool_call", "context", "session_start", "session_shutdown"})
 """Events the host raises itself: not the agent's."""
 

@@ -78,6 +78,23 @@ class TerminalUI:
         return " · ".join(self.statuses.values())
 
 
+def bind_shortcuts(bindings: Any, custom: Any) -> None:
+    """Add the extensions' keys (:meth:`~tau.cli.extensions.host.Customizations.run_shortcut`)
+    to a prompt_toolkit ``KeyBindings``; a key prompt_toolkit does not know is reported."""
+    running: set[asyncio.Task[None]] = set()  # kept until done: a bare task may be collected
+    for keys in list(custom.shortcuts):
+
+        def run(event: Any, keys: str = keys) -> None:
+            task = asyncio.ensure_future(custom.run_shortcut(keys))
+            running.add(task)
+            task.add_done_callback(running.discard)
+
+        try:
+            bindings.add(*keys.split())(run)
+        except ValueError as exc:
+            custom.report(f"extension key {keys!r}: {exc}")
+
+
 class RpcUI:
     """RPC mode's: requests to the client (see the module's note)."""
 
