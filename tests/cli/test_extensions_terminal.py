@@ -89,3 +89,25 @@ def test_an_extensions_key(tmp_path: Path) -> None:
     term.wait("toggle the thing (keys)")
     term.wait_prompt()
     assert term.exit() == 0
+
+
+def test_an_extensions_model(tmp_path: Path) -> None:
+    path = tmp_path / "models_ext.py"
+    path.write_text(
+        "from tau.ai import faux\n\n"
+        "def setup(tau):\n"
+        "    tau.register_model(faux.faux_model(provider='team', id='echo-bot'))\n"
+    )
+    term = Terminal.scripted(
+        tmp_path, [{"text": "from the script"}], "--no-session", "-e", str(path)
+    )
+    term.wait("/help for commands")
+    term.wait_prompt()
+    term.send("/model team/echo-bot\r")
+    term.wait("model: team/echo-bot")
+    term.wait_prompt()
+    term.send("echo this back\r")
+    term.wait_count("echo this back", 2)  # the extension's echo model answered
+    term.wait_prompt()
+    assert "from the script" not in term.text()
+    assert term.exit() == 0

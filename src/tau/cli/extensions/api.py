@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from tau.agent import AgentMessage, AgentTool
+from tau.ai import Model
 
 Level = Literal["info", "warning", "error"]
 Handler = Callable[[Any], Any]
@@ -107,6 +108,7 @@ class Host(Protocol):
     ) -> None: ...
     async def send(self, text: str) -> None: ...
     def add_flag(self, extension: ExtensionAPI, name: str, help: str, default: Any) -> None: ...
+    def add_model(self, extension: ExtensionAPI, model: Model) -> None: ...
     def add_shortcut(
         self, extension: ExtensionAPI, keys: str, help: str, handler: Callable[..., Any]
     ) -> None: ...
@@ -203,6 +205,19 @@ class ExtensionAPI:
         """In the interactive session, ``keys`` (prompt_toolkit's names: ``c-t``, ``f5``,
         ``escape t``) run ``handler(tau)``; tau's own keys cannot be taken."""
         self.host.add_shortcut(self, keys, help, handler)
+
+    def register_model(self, model: Model) -> None:
+        """Make ``model`` (a :class:`tau.ai.Model`, its API served by a built-in adapter or one
+        given to :meth:`register_provider`) usable as ``/model provider/id`` and in
+        ``--models``; ``-m`` is parsed before extensions load, so it cannot name it."""
+        self.host.add_model(self, model)
+
+    def register_provider(self, record: Any) -> None:
+        """Serve a new API (a :class:`tau.ai.adapters.Provider`): see
+        :func:`tau.ai.adapters.register_provider`."""
+        from tau.ai.adapters import register_provider
+
+        register_provider(record)
 
     def register_flag(self, name: str, help: str, *, default: Any = None) -> None:
         """Accept ``--name`` (True) or ``--name=VALUE`` on ``tau``'s command line; read it

@@ -27,7 +27,8 @@ from tau.agent import (
     BeforeToolCallContext,
     BeforeToolCallResult,
 )
-from tau.ai import AbortSignal
+from tau.ai import AbortSignal, Model
+from tau.cli.custom_models import add_model, remove_model
 from tau.cli.extensions.api import (
     Block,
     ContextEvent,
@@ -98,6 +99,8 @@ class Customizations:
         self._resource_commands: list[str] = []
         self.flags: dict[str, tuple[str, Any]] = {}
         """Each flag the extensions declared: its help and default."""
+        self.models: list[Model] = []
+        """The models the extensions added (forgotten on ``/reload``)."""
         self.shortcuts: dict[str, tuple[str, ExtensionAPI, Callable[..., Any]]] = {}
         """Each key the extensions bound: its help, extension and handler."""
         self._agent: Agent | None = None
@@ -116,7 +119,10 @@ class Customizations:
         self.resources.open_to(self.workspace)
         report_problems(self.resources.problems)
         self.bus.clear()
+        for model in self.models:
+            remove_model(model)
         self.extensions, self.tools, self.flags, self.shortcuts = [], [], {}, {}
+        self.models = []
         for command in list(self.commands):
             self.commands.remove(command.name)
         options = self.extension_options
@@ -244,6 +250,11 @@ class Customizations:
         if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
             raise ValueError(f"--{name}: a flag is lowercase letters, digits and hyphens")
         self.flags[name] = (help, default)
+
+    def add_model(self, extension: ExtensionAPI, model: Model) -> None:
+        """See :meth:`ExtensionAPI.register_model`."""
+        add_model(model)
+        self.models.append(model)
 
     def add_shortcut(
         self, extension: ExtensionAPI, keys: str, help: str, handler: Callable[..., Any]
