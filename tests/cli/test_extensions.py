@@ -325,3 +325,39 @@ def test_status_line_in_print_mode_is_quiet(tau, script) -> None:  # type: ignor
         "--model", script([{"text": "ok"}]), "-e", example("status_line"), "--no-session", "hi"
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok" and done.stderr == ""
+
+
+def test_handlers_change_a_tool_call_and_the_context(tau, script, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "changer.py"
+    path.write_text(
+        "from tau.ai import UserMessage\n\n"
+        "def setup(tau):\n"
+        "    @tau.on('tool_call')\n"
+        "    def rewrite(event):\n"
+        "        if event.tool_name == 'bash':\n"
+        "            event.input['command'] = 'echo rewritten-by-extension'\n\n"
+        "    @tau.on('context')\n"
+        "    async def add(event):\n"
+        "        return [*event.messages, UserMessage('seen only by the model')]\n"
+    )
+    responses = [bash_call("echo original")[0], {"echo": True}]
+    done = tau(
+        "--model",
+        script(responses),
+        "-e",
+        str(path),
+        "--tools",
+        "bash",
+        "-y",
+        "--json",
+        "--no-session",
+        "run it",
+    )
+    assert done.returncode == 0, done.stderr
+    [result] = tool_results(done.stdout)
+    assert "rewritten-by-extension" in json.dumps(result) and "original" not in json.dumps(result)
+    final = next(e for e in events(done.stdout) if e["type"] == "agent_end")
+    texts = json.dumps(final["messages"])
+    # The model answered the message the handler added; the session's messages lack it.
+    assert final["messages"][-1]["content"][0]["text"] == "seen only by the model"
+    assert texts.count("seen only by the model") == 1
