@@ -139,6 +139,7 @@ def test_tau_models_lists_a_logged_in_providers_models_as_keyed(tau, tmp_path: P
 
 async def test_slash_login_and_logout_in_a_session(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import io
+    from types import SimpleNamespace
     from typing import Any, cast
 
     from tau.ai.oauth import GitHubCopilotOAuth, get_oauth_provider, register_oauth_provider
@@ -147,8 +148,10 @@ async def test_slash_login_and_logout_in_a_session(tmp_path: Path, monkeypatch) 
 
     monkeypatch.setenv("TAU_HOME", str(tmp_path))
     said: list[str] = []
+    # No session is needed for these two: an app with no commands of its own is enough.
+    app = SimpleNamespace(custom=SimpleNamespace(commands={}))
     ctx = CommandContext(
-        cast(Any, None), Renderer(out=io.StringIO(), err=io.StringIO()), said.append
+        cast(Any, app), Renderer(out=io.StringIO(), err=io.StringIO()), said.append
     )
     server = FakeGitHub(polls=["authorization_pending"])
     real = get_oauth_provider("github-copilot")

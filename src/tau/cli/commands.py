@@ -12,7 +12,7 @@ of the same kind.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class CommandContext:
-    """What a command may use: the session, the renderer's run statistics, and an output."""
+    """What a command may use: the session, the renderer's run statistics, an output, and (in
+    a front end that sends typed messages) a way to send one, as ``/template`` does."""
 
     app: App
     renderer: Renderer
     say: Callable[[str], None]
+    send: Callable[[str], Awaitable[None]] | None = None
 
 
 async def run_command(ctx: CommandContext, line: str) -> None:
@@ -39,7 +41,10 @@ async def run_command(ctx: CommandContext, line: str) -> None:
     A command that fails says why through ``ctx.say`` (``/model: unknown model …``): a typo
     must never end the session.
     """
-    found, argument = SLASH_COMMANDS.parse_line(line)
+    name = line.strip().removeprefix("/").partition(" ")[0]
+    own = ctx.app.custom.commands  # the session's: templates, skills, extensions' commands
+    registry = own if name not in SLASH_COMMANDS and name in own else SLASH_COMMANDS
+    found, argument = registry.parse_line(line)
     assert found.handler is not None  # every slash command is declared with one
     try:
         result = found.handler(ctx, argument)
@@ -230,3 +235,11 @@ def _logout(ctx: CommandContext, argument: str) -> None:
         if default_store().remove(argument)
         else f"nothing stored for {argument}"
     )
+
+
+@command("reload", "load extensions, skills, prompt templates and context files again")
+def _reload(ctx: CommandContext, argument: str) -> None:
+    custom = ctx.app.reload()
+    found = custom.resources
+    counts = (len(custom.extensions), len(found.skills), len(found.templates))
+    ctx.say("reloaded: {} extensions, {} skills, {} prompt templates".format(*counts))

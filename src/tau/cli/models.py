@@ -153,7 +153,7 @@ def _parse(spec: str) -> Model:
     provider, sep, model_id = spec.partition("/")
     if not sep:
         if spec in _known_providers():
-            model = _first_model(spec)
+            model = first_model(spec)
             if model is not None:
                 return model
         return _resolve_bare(spec)
@@ -345,7 +345,8 @@ def logged_in(model: Model) -> Model:
     return prepare_model(model)
 
 
-def _first_model(provider: str) -> Model | None:
+def first_model(provider: str) -> Model | None:
+    """The model used for ``provider`` when none is named (its preferred one, else its first)."""
     preferred = _PREFERRED.get(provider)
     model = lookup(provider, preferred) if preferred else None
     if model is None:
@@ -372,7 +373,7 @@ def choose_model(spec: str | None, *, base_url: str | None = None) -> Model:
         if model is not None and _usable(model):
             return model
     for provider in providers_with_keys():
-        model = _first_model(provider)
+        model = first_model(provider)
         if model is not None:
             return model
     if local_available():

@@ -30,6 +30,7 @@ from tau.cli.flags import (
     dollars,
     seconds,
 )
+from tau.cli.packages_cli import PACKAGE_COMMANDS
 from tau.cli.registry import SUBCOMMANDS, Arg, Command, SubcommandHandler
 
 __all__ = ["BUILTIN", "SUBCOMMANDS"]
@@ -99,9 +100,14 @@ SESSIONS: Command[SubcommandHandler] = Command(
         ),
         Command(
             "show",
-            "print a session as Markdown (default: this directory's latest)",
+            "print a session as Markdown, or its tree (default: this directory's latest)",
             _sessions,
-            args=(Arg("id", metavar="ID", nargs="?"),),
+            args=(
+                Arg("id", metavar="ID", nargs="?"),
+                Arg.switch(
+                    "tree", "draw the session's tree: every branch, one line an entry", "--tree"
+                ),
+            ),
         ),
         Command(
             "export",
@@ -438,6 +444,7 @@ BUILTIN: tuple[Command[SubcommandHandler], ...] = (
     LOGIN,
     LOGOUT,
     AUTH,
+    *PACKAGE_COMMANDS,
 )
 """The built-in subcommands, in the order ``tau --help`` lists them."""
 for _command in BUILTIN:
