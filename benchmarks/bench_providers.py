@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -95,12 +96,18 @@ _APIS = {
     "vertex": "google-vertex",
     "mistral": "mistral-conversations",
     "bedrock": "bedrock-converse-stream",
+    "codex": "openai-codex-responses",
+    "geminicli": "google-gemini-cli",
 }
 
 
-async def consume(model: Model, context: Context) -> None:
-    """Stream through tau, touching nothing, and fail loudly if the stream failed."""
-    s = stream(model, context, api_key="bench", max_retries=0)
+async def consume(model: Model, context: Context, api_key: str | None = "bench") -> None:
+    """Stream through tau, touching nothing, and fail loudly if the stream failed (``api_key``
+    None: the key is resolved as a user's would be, from the environment or ``auth.json``)."""
+    options: dict[str, Any] = {"max_retries": 0}
+    if api_key is not None:
+        options["api_key"] = api_key
+    s = stream(model, context, **options)
     async for _ in s:
         pass
     message = await s.result()
@@ -623,6 +630,109 @@ def bedrock_tool_case() -> Case:
 _EVENTSTREAM = "application/vnd.amazon.eventstream"
 
 
+# --------------------------------------------------------------------------- subscriptions
+
+# A ChatGPT access token as the Codex backend's requests carry it (a JWT naming the account).
+CODEX_TOKEN = ".".join(
+    [
+        "eyJhbGciOiJub25lIn0",
+        base64.urlsafe_b64encode(
+            json.dumps({"https://api.openai.com/auth": {"chatgpt_account_id": "acct"}}).encode()
+        )
+        .rstrip(b"=")
+        .decode(),
+        "sig",
+    ]
+)
+GEMINI_CLI_KEY = json.dumps({"token": "ya29.bench", "projectId": "proj"})
+
+
+def _codex_model(base_url: str) -> Model:
+    return replace(
+        _responses_model(base_url), api="openai-codex-responses", provider="openai-codex"
+    )
+
+
+def _codex_done(events: list[bytes]) -> list[bytes]:
+    # Codex ends with response.done where OpenAI's API sends response.completed.
+    return [*events[:-1], events[-1].replace(b"response.completed", b"response.done")]
+
+
+def codex_text_case() -> Case:
+    """The Responses text case as ChatGPT's Codex backend streams it."""
+    base = responses_text_case("codex-text", _codex_model)
+
+    async def run(url: str) -> None:
+        await consume(_codex_model(url), Context([UserMessage("hi")]), CODEX_TOKEN)
+
+    return replace(base, events=_codex_done(base.events), run_tau=run)
+
+
+class StoreReads:
+    """Counts how often the credential file is parsed (not merely checked with a ``stat``)."""
+
+    parses = 0
+
+    @classmethod
+    def install(cls) -> None:
+        from tau.ai.oauth.store import CredentialStore
+
+        parse = CredentialStore._parse
+
+        def counted(store: CredentialStore) -> Any:
+            cls.parses += 1
+            return parse(store)
+
+        CredentialStore._parse = counted  # type: ignore[method-assign]
+
+
+def codex_short_case(stored: bool) -> Case:
+    """Short Codex answers (as ``openai_short_case``), 25 requests per run, with the key given
+    as an option, or (``stored``) resolved from ``$TAU_HOME/auth.json`` holding a fresh login:
+    the two should cost the same, the file parsed once, not per request."""
+    deltas = [
+        {"type": "response.output_text.delta", "item_id": "msg_b", "output_index": 0,
+         "content_index": 0, "delta": f" w{i}"}
+        for i in range(SHORT_DELTAS)
+    ]  # fmt: skip
+    added = {"id": "msg_b", "type": "message", "content": [], "role": "assistant"}
+    events = _codex_done(_responses_events(added, deltas, added))
+    name = "codex-short-stored" if stored else "codex-short-200"
+
+    async def run(url: str) -> None:
+        key = None if stored else CODEX_TOKEN
+        await consume(_codex_model(url), Context([UserMessage("hi")]), key)
+
+    return Case(name, events, run, requests=25, per_chunk=64)
+
+
+def store_a_fresh_login() -> Path:
+    """A ``TAU_HOME`` whose ``auth.json`` holds a Codex login valid for a day (used by
+    ``codex-short-stored``); the environment points at it for the rest of the run."""
+    from tau.ai.oauth import CredentialStore, OAuthCredentials
+
+    home = Path(tempfile.mkdtemp(prefix="tau-bench-home-"))
+    CredentialStore(home / "auth.json").set_oauth(
+        "openai-codex", OAuthCredentials(CODEX_TOKEN, "rt", time.time() + 86_400)
+    )
+    os.environ["TAU_HOME"] = str(home)
+    return home
+
+
+def gemini_cli_text_case() -> Case:
+    """The Gemini text case inside Cloud Code Assist's ``{"response": …}`` envelope."""
+    events = [
+        sse({"response": json.loads(e.decode().removeprefix("data: ").strip()), "traceId": "t"})
+        for e in google_text_case().events
+    ]
+
+    async def run(url: str) -> None:
+        model = replace(_google_model(url), api="google-gemini-cli", provider="google-gemini-cli")
+        await consume(model, Context([UserMessage("hi")]), GEMINI_CLI_KEY)
+
+    return Case("geminicli-text", events, run)
+
+
 def cases() -> list[Case]:
     """Every benchmark case (add new providers here)."""
     return [
@@ -641,6 +751,10 @@ def cases() -> list[Case]:
         vertex_tool_case(),
         bedrock_text_case(),
         bedrock_tool_case(),
+        codex_text_case(),
+        codex_short_case(stored=False),
+        codex_short_case(stored=True),
+        gemini_cli_text_case(),
     ]
 
 
@@ -769,8 +883,15 @@ def main() -> None:
         serve(args.serve)
         return
     selected = [c for c in cases() if not args.case or c.name in args.case]
-    with serving(selected) as base_url:
-        rows = asyncio.run(measure(selected, base_url, args.runs))
+    home = store_a_fresh_login()
+    StoreReads.install()
+    try:
+        with serving(selected) as base_url:
+            rows = asyncio.run(measure(selected, base_url, args.runs))
+    finally:
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
     print(
         f"client CPU µs per event, best of {args.runs} runs, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end"
@@ -791,6 +912,11 @@ def main() -> None:
         print(
             f"{case.api:<26}{case.name:<22}{events:>7}{bare_us:>10.2f}{tau_us:>9.2f}"
             f"{ratio:>10.2f}×{verdict}"
+        )
+    if any(case.name == "codex-short-stored" for case in selected):
+        print(
+            f"auth.json parsed {StoreReads.parses} time(s) for every stored-key request of the "
+            "run (a fresh token costs a stat, not a read, per request)"
         )
 
 

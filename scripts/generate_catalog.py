@@ -31,6 +31,9 @@ from tau.ai.capabilities.serialization import dump_model  # noqa: E402
 from tau.ai.core.types import Model, ModelCost, OpenAICompletionsCompat  # noqa: E402
 
 OUTPUT = ROOT / "src" / "tau" / "ai" / "lookup" / "catalog_data.json"
+# The subscription providers' models (GitHub Copilot, OpenAI Codex, Gemini CLI, Antigravity),
+# which models.dev does not list: taken with pi's ids from pi's packages/ai/src/models.generated.ts.
+SUBSCRIPTION_MODELS = ROOT / "scripts" / "subscription_models.json"
 
 DEFAULT_CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 4096
@@ -228,11 +231,19 @@ def _azure_copies(models: Iterable[Model]) -> Iterator[Model]:
             )
 
 
+def subscription_models() -> list[Model]:
+    """The models of the subscription logins (:data:`SUBSCRIPTION_MODELS`)."""
+    from tau.ai.capabilities.serialization import load_model
+
+    raw = json.loads(SUBSCRIPTION_MODELS.read_text(encoding="utf-8"))
+    return [load_model(entry) for entry in raw]
+
+
 def build_catalog(data: dict[str, Any]) -> dict[str, list[Model]]:
     """Provider -> models, sorted by provider and id; the first entry of a duplicate id wins."""
     base = [*_from_sections(data), *_from_opencode(data)]
     by_provider: dict[str, dict[str, Model]] = {}
-    for m in [*base, *_azure_copies(base), *STATIC_MODELS]:
+    for m in [*base, *_azure_copies(base), *STATIC_MODELS, *subscription_models()]:
         by_provider.setdefault(m.provider, {}).setdefault(m.id, m)
     return {p: [by_provider[p][i] for i in sorted(by_provider[p])] for p in sorted(by_provider)}
 

@@ -39,7 +39,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 TAU = SRC / "tau"
 
-AI_FACES = ("tau.ai", "tau.ai.adapters", "tau.ai.structured")
+AI_FACES = ("tau.ai", "tau.ai.adapters", "tau.ai.structured", "tau.ai.oauth")
 
 # package -> the tau packages it may import, each only through the listed faces
 ALLOWED: dict[str, dict[str, tuple[str, ...]]] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tau.agent import Agent, AgentTool, ToolSource, agent_tool
+from tau.agent import Agent, AgentTool, Approve, ToolSource, agent_tool
 from tau.ai import ToolResultMessage
 from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, tool_call
 
@@ -79,3 +79,29 @@ async def test_a_failing_source_ends_the_turn_with_its_message() -> None:
     agent = Agent(model=faux_model([FauxResponse([text("never")])]), tool_sources=[Broken()])
     await agent.prompt("go")
     assert agent.state.error == "the catalog is down"
+
+
+async def test_a_paused_call_of_a_source_tool_runs_on_resume() -> None:
+    """A resumed run asks its sources before running the paused calls (an MCP server's tool
+    approved in a page or by ``tau -c``), on an agent built afresh the same way."""
+
+    class Guarded:
+        name = "guarded"
+
+        async def tools(self) -> Sequence[AgentTool]:
+            @agent_tool(name="launch", requires_approval=True)
+            def launch() -> str:
+                """Needs a yes."""
+                return "launched"
+
+            return [launch]
+
+    def build() -> Agent:
+        model = faux_model([FauxResponse([tool_call("launch", {})]), FauxResponse([text("ok")])])
+        return Agent(model=model, tool_sources=[Guarded()])
+
+    paused = await build().prompt("go")
+    assert paused.status == "paused" and paused.state is not None
+    resumed = await build().resume(paused.state, {paused.pending[0].id: Approve()})
+    (result,) = [m for m in resumed.messages if isinstance(m, ToolResultMessage)]
+    assert not result.is_error and result.content[0].text == "launched"  # type: ignore[union-attr]

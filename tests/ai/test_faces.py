@@ -15,9 +15,10 @@ import pytest
 
 import tau.ai
 import tau.ai.adapters
+import tau.ai.oauth
 import tau.ai.structured
 
-FACES = (tau.ai, tau.ai.adapters, tau.ai.structured)
+FACES = (tau.ai, tau.ai.adapters, tau.ai.structured, tau.ai.oauth)
 SRC = Path(tau.ai.__file__).resolve().parents[2]
 
 
@@ -132,3 +133,24 @@ def test_importing_a_face_loads_nothing_it_does_not_need() -> None:
     # The faces' own modules and what `import tau.ai` loads; no capability, no adapter.
     assert not [m for m in loaded if m.startswith(("tau.ai.capabilities", "tau.ai.providers"))]
     assert "tau.ai.structured.run" not in loaded and "tau.ai.streaming.adapter" not in loaded
+
+
+def test_tau_ai_never_loads_the_logins_until_a_key_is_looked_for_in_the_store(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import sys, json, asyncio\n"
+        "import tau.ai\n"
+        "from tau.ai import Context, UserMessage, complete, get_env_api_key, get_model\n"
+        "asyncio.run(complete(get_model('faux', 'echo'), Context([UserMessage('x')])))\n"
+        "after_call = 'tau.ai.oauth' in sys.modules\n"
+        "get_env_api_key('openai')\n"  # set in the environment: the store is not asked
+        "after_env_key = 'tau.ai.oauth' in sys.modules\n"
+        "print(json.dumps([after_call, after_env_key]))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "TAU_HOME": str(tmp_path), "OPENAI_API_KEY": "sk-env-123456"}
+    env["PYTHONPATH"] = str(SRC)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert __import__("json").loads(out.stdout) == [False, False]

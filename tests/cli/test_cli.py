@@ -148,12 +148,14 @@ def test_models_lists_the_catalog_and_keys(tau: TauRunner) -> None:
     done = tau("models", "anthropic", ANTHROPIC_API_KEY="sk-test")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "providers with an API key in the environment: anthropic"
+    assert lines[0] == "providers with an API key (environment or tau login): anthropic"
     assert any(line.startswith("anthropic/claude-sonnet-4-5\t") for line in lines)
     assert lines[2] == "anthropic's key: set (ANTHROPIC_OAUTH_TOKEN or ANTHROPIC_API_KEY)"
     assert all(line.endswith("\tkey") for line in lines[3:])
     none = tau("models", "faux")
-    assert none.stdout.splitlines()[0] == "providers with an API key in the environment: none"
+    assert (
+        none.stdout.splitlines()[0] == "providers with an API key (environment or tau login): none"
+    )
     assert "faux/echo\t" in none.stdout
     wrong = tau("models", "opnai")
     assert wrong.returncode == 2 and "did you mean: openai" in wrong.stderr

@@ -65,7 +65,7 @@ def test_command_names_from_the_registry_and_the_session(
 ) -> None:
     completer = _completer(workspace)
     assert _complete(completer, "/us") == [("/usage", -3)]
-    assert _complete(completer, "/fo") == [("/follow", -3)]
+    assert _complete(completer, "/fol") == [("/follow", -4)]  # /fork starts "/fo" too
     assert _complete(completer, "/fake") == [("/fake-model", -5)]
     names = [text for text, _ in _complete(completer, "/")]
     assert {"/usage", "/follow", "/exit", "/fake-model"} <= set(names)

@@ -22,6 +22,7 @@ _NAMED = [
     "tau.ai",
     "tau.ai.adapters",
     "tau.ai.structured",
+    "tau.ai.oauth",
     "tau.agent",
     "tau.agent.mcp",
     "tau.proxy",

@@ -1,6 +1,7 @@
 """Hostile pages against tau.ui's chat_app: malformed UIMessages and AG-UI inputs, a huge
 body, decisions for a chat that waits for none, a missing or wrong token, 50 tabs on one
-chat, a client that leaves mid-run and one that stops reading. Each gets a clear one-line
+chat, a client that leaves mid-run and one that stops reading, two ``tau web`` servers on one
+session file and a chat whose session file is garbage. Each gets a clear one-line
 4xx (or is dropped), the server keeps serving, and no chat loses a message."""
 
 from __future__ import annotations
@@ -215,6 +216,73 @@ async def test_fifty_tabs_on_one_chat_lose_nothing() -> None:
     assert sorted(sent[:-1]) == sorted(served) and sent[-1] == "after"
     roles = [m.role for m in chat.messages]
     assert roles == ["user", "assistant"] * len(sent)
+
+
+async def test_two_servers_on_one_session_file_keep_one_chain(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hostile: tabs of two ``tau web`` servers (each with its own lock on running a chat)
+    write the same session file at once; every accepted message is kept, in one chain."""
+    from tau.cli.session import Session
+    from tau.cli.session_store import by_id
+    from tau.cli.web_store import SessionChatStore
+
+    monkeypatch.setenv("TAU_HOME", str(tmp_path / "home"))
+    model = faux_model(lambda context, options: FauxResponse([text("echo")], delay=0.002))
+    apps = [chat_app(lambda: Agent(model=model), store=SessionChatStore(tmp_path)) for _ in "ab"]
+    async with (
+        serving(apps[0]) as first,
+        serving(apps[1]) as second,
+        httpx2.AsyncClient(timeout=30) as client,
+    ):
+        start = await client.post(f"{first}/api/chat", json=body("s", user("start")))
+        assert start.status_code == 200
+
+        async def tab(n: int) -> int:
+            url = (first, second)[n % 2]
+            response = await client.post(f"{url}/api/chat", json=body("s", user(f"tab {n}")))
+            return response.status_code
+
+        statuses = await asyncio.gather(*(tab(n) for n in range(20)))
+    assert set(statuses) <= {200, 409} and statuses.count(200) >= 2
+    path = by_id(tmp_path, "s")
+    assert path is not None
+    warnings: list[str] = []
+    session = Session.open(path, warnings.append)
+    assert warnings == []
+    sent = [m.content[0].text for m in session.messages if isinstance(m, UserMessage)]  # type: ignore[union-attr]
+    served = [f"tab {n}" for n, status in enumerate(statuses) if status == 200]
+    assert sent[0] == "start" and sorted(sent[1:]) == sorted(served)
+    assert [m.role for m in session.messages] == ["user", "assistant"] * len(sent)
+
+
+async def test_a_chat_whose_session_file_is_garbage(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hostile: the file of a chat's id holds no session. The chat is not found (404, one
+    warning), a new message goes on in a new session file, and the garbage is left as it is."""
+    from tau.cli.session_store import by_id, sessions_dir
+    from tau.cli.web_store import SessionChatStore
+
+    monkeypatch.setenv("TAU_HOME", str(tmp_path / "home"))
+    chat_id = "0b5e8c1e-0000-4000-8000-000000000000"
+    garbage = sessions_dir(tmp_path) / f"2026-01-01T00-00-00-000Z_{chat_id}.jsonl"
+    garbage.parent.mkdir(parents=True)
+    garbage.write_bytes(b"\0not a session\n")
+    warned: list[str] = []
+    store = SessionChatStore(tmp_path, warned.append)
+    app = chat_app(lambda: Agent(model=faux_model()), store=store)
+    async with serving(app) as url, httpx2.AsyncClient() as client:
+        missing = await client.get(f"{url}/api/chats/{chat_id}")
+        assert missing.status_code == 404
+        sent = await client.post(f"{url}/api/chat", json=body(chat_id, user("hi")))
+        assert sent.status_code == 200
+        chat = (await client.get(f"{url}/api/chats/{chat_id}")).json()
+        listed = (await client.get(f"{url}/api/chats")).json()
+    assert [m["role"] for m in chat["messages"]] == ["user", "assistant"]
+    assert [c["id"] for c in listed] == [chat_id]
+    assert garbage.read_bytes() == b"\0not a session\n" and by_id(tmp_path, chat_id) != garbage
+    assert warned and all("is not a session file" in line for line in warned)
 
 
 async def test_a_client_that_leaves_aborts_its_run_and_the_chat_is_kept() -> None:

@@ -289,6 +289,11 @@ class AgentRun:
                 if resumption is not None:
                     message, tool_calls = resumption.message, resumption.calls
                     earlier, resumption = resumption.earlier_results, None
+                    if config.tool_sources:
+                        # The paused calls may be a source's tools (an MCP server's).
+                        self.context.tools = await gather_tools(
+                            self.fixed_tools, config.tool_sources
+                        )
                 else:
                     message = await self.stream_assistant_response()
                     self.new_messages.append(message)

@@ -72,7 +72,8 @@ from tau.cli.compaction import (
 )
 from tau.cli.config import save_config
 from tau.cli.errors import UsageError
-from tau.cli.mcp import MCPTools, allow_results, load_servers
+from tau.cli.extensions import Customizations, ExtensionOptions
+from tau.cli.mcp import mcp_tools
 from tau.cli.models import (
     check_credentials,
     custom_key,
@@ -90,17 +91,11 @@ from tau.cli.paused_run import (
     record_data,
 )
 from tau.cli.prompt import build_system_prompt
+from tau.cli.resources import ResourceOptions
 from tau.cli.session import Session, SessionError
 from tau.cli.tools import MUTATING_TOOLS, Workspace, build_tools
 from tau.cli.tools.task import TASK_TOOL, task_tool
-from tau.cli.transcript import (
-    ExportError,
-    last_answer,
-    last_exchange,
-    to_html,
-    to_markdown,
-    write_export,
-)
+from tau.cli.transcript import ExportError, export_conversation, last_answer, last_exchange
 
 
 @dataclass
@@ -129,6 +124,10 @@ class Settings:
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     output_type: Any = None
     """What each run must end on (``--output-schema``): a JSON Schema dict or a pydantic model."""
+    resources: ResourceOptions = field(default_factory=ResourceOptions)
+    extensions: ExtensionOptions = field(default_factory=ExtensionOptions)
+    cycle_models: tuple[str, ...] = ()
+    """``--models``: what Ctrl+P cycles through."""
 
 
 class AppError(RuntimeError):
@@ -169,9 +168,6 @@ class App:
     ) -> None:
         self.settings = settings
         self.on_event = on_event or notice_on_stderr
-        servers = load_servers(settings.mcp_file)
-        if servers:
-            allow_results(settings.workspace)
         self.tools = build_tools(settings.tool_names, settings.workspace)
         for tool in self.tools:
             if tool.name in MUTATING_TOOLS:
@@ -181,9 +177,13 @@ class App:
         if TASK_TOOL in settings.tool_names:
             task, self.subagent = task_tool(settings, convert_to_llm, custom_key)
             self.tools.append(task)
+        self.custom = Customizations(  # skills, templates, context files, extensions
+            settings.workspace, settings.resources, settings.extensions, lambda: self.session
+        )
+        self.tools += self.custom.load(builtin_tools=[t.name for t in self.tools])
         # MCP servers (the config's and --mcp FILE's): one tool source, started on first use.
-        self.mcp = MCPTools(
-            servers, reserved=[t.name for t in self.tools], ask_first=not settings.yes
+        self.mcp = mcp_tools(
+            settings.mcp_file, settings.workspace, [t.name for t in self.tools], yes=settings.yes
         )
         self.approvals = Approvals(ask, self._describe, self._record_question)
         self.session = settings.session or self._new_session_file()
@@ -196,8 +196,10 @@ class App:
             tools=self.tools,
             messages=self.session.messages if self.session else (),
             convert_to_llm=convert_to_llm,
+            transform_context=self.custom.transform_context,
             get_api_key=custom_key,
             approver=self.approvals,
+            before_tool_call=self.custom.before_tool_call,  # the extensions' tool_call handlers
             session_id=self.session.id if self.session else None,
             settings=settings.model_settings,
             tool_sources=[self.mcp] if self.mcp else (),
@@ -206,6 +208,7 @@ class App:
             output_type=settings.output_type,
         )
         self.agent.subscribe(self._on_agent_event)
+        self.custom.attach(self.agent)
         self.compaction_usage = RunUsage()
         """What summary requests have cost in this process."""
         self._compaction: AbortController | None = None
@@ -290,7 +293,17 @@ class App:
             self.settings.workspace.cwd,
             custom=self.settings.system,
             small=model.provider == LOCAL_PROVIDER,
+            resources=self.custom.resources,
         )
+
+    def reload(self) -> Customizations:
+        """``/reload``: extensions, skills, templates and context files, found again."""
+        self._idle("reload")
+        builtin = [t for t in self.tools if t.name in self.custom.builtin_tools]
+        self.tools = [*builtin, *self.custom.load()]
+        self.agent.set_tools(self.tools)
+        self.agent.set_system_prompt(self._system_prompt(self.model))
+        return self.custom
 
     def _idle(self, what: str) -> None:
         if self.busy:
@@ -383,25 +396,15 @@ class App:
     def export(self, target: str | Path | None = None) -> Path:
         """Write the whole conversation (compacted parts included) to ``target``: Markdown for
         a ``.md`` name, else HTML; the default is ``tau-<id>.html`` in the working directory."""
-        path = Path(target).expanduser() if target else None
         messages = self.session.history if self.session else self.agent.state.messages
         if not messages:
             raise AppError("nothing to export yet")
         short = (self.session.id if self.session else "session")[:8]
-        if path is None:
-            path = self.settings.workspace.cwd / f"tau-{short}.html"
-            number = 1
-            while path.exists():
-                number += 1
-                path = self.settings.workspace.cwd / f"tau-{short}-{number}.html"
         title = f"tau session {short} · {model_spec(self.model)}"
-        markdown = path.suffix.lower() in (".md", ".markdown")
-        text = to_markdown(messages, title) if markdown else to_html(messages, title)
         try:
-            write_export(path, text)
+            return export_conversation(messages, target, self.settings.workspace.cwd, short, title)
         except ExportError as exc:
             raise AppError(str(exc)) from None
-        return path
 
     # ----------------------------------------------------------------------- compaction
 
@@ -584,7 +587,8 @@ class App:
         return queued
 
     async def aclose(self) -> None:
-        """Stop what the session started (MCP servers)."""
+        """Stop what the session started (MCP servers) and tell the extensions."""
+        await self.custom.shutdown(self.session.path if self.session else None)
         await self.mcp.aclose()
 
 

@@ -12,7 +12,7 @@ of the same kind.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class CommandContext:
-    """What a command may use: the session, the renderer's run statistics, and an output."""
+    """What a command may use: the session, the renderer's run statistics, an output, and (in
+    a front end that sends typed messages) a way to send one, as ``/template`` does."""
 
     app: App
     renderer: Renderer
     say: Callable[[str], None]
+    send: Callable[[str], Awaitable[None]] | None = None
 
 
 async def run_command(ctx: CommandContext, line: str) -> None:
@@ -39,7 +41,10 @@ async def run_command(ctx: CommandContext, line: str) -> None:
     A command that fails says why through ``ctx.say`` (``/model: unknown model …``): a typo
     must never end the session.
     """
-    found, argument = SLASH_COMMANDS.parse_line(line)
+    name = line.strip().removeprefix("/").partition(" ")[0]
+    own = ctx.app.custom.commands  # the session's: templates, skills, extensions' commands
+    registry = own if name not in SLASH_COMMANDS and name in own else SLASH_COMMANDS
+    found, argument = registry.parse_line(line)
     assert found.handler is not None  # every slash command is declared with one
     try:
         result = found.handler(ctx, argument)
@@ -167,3 +172,74 @@ async def _compact(ctx: CommandContext, argument: str) -> None:
     ctx.say("compacting…")
     result = await ctx.app.compact(argument or None)
     ctx.say(f"compacted: {describe_compaction(result)}")
+
+
+def _complete_login(ctx: CommandContext, partial: str) -> list[str]:
+    from tau.ai.oauth import providers
+
+    return [p for p in providers() if p.startswith(partial.strip())]
+
+
+@command(
+    "login",
+    "log in to a subscription: PROVIDER [ENTERPRISE-DOMAIN] (keys: `tau login` in a shell)",
+    args=[Arg("provider", metavar="PROVIDER", nargs="?", complete=_complete_login)],
+)
+async def _login(ctx: CommandContext, argument: str) -> None:
+    import asyncio
+
+    from tau.ai.oauth import LoginCallbacks, OAuthError, default_store, providers
+
+    name, _, extra = argument.partition(" ")
+    found = providers().get(name)
+    if found is None:
+        ctx.say(
+            f"logins: {', '.join(providers())} (an API key: `tau login {name or 'PROVIDER'}` in a shell)"
+        )
+        return
+    loop = asyncio.get_running_loop()
+
+    def say(text: str) -> None:
+        loop.call_soon_threadsafe(ctx.say, text)
+
+    def on_auth(url: str, instructions: str | None) -> None:
+        say(f"open {url}" + (f"\n{instructions}" if instructions else ""))
+
+    def on_prompt(message: str, allow_empty: bool) -> str:
+        # The session's input belongs to the session: only what the command line gave answers.
+        if extra.strip() or allow_empty:
+            return extra.strip()
+        raise OAuthError(f"{found.name} needs a pasted code: run `tau login {found.id}` in a shell")
+
+    callbacks = LoginCallbacks(on_auth, on_prompt, say)
+    credentials = await asyncio.to_thread(found.login, callbacks)
+    default_store().set_oauth(found.id, credentials)
+    ctx.say(f"logged in to {found.name}; `/model {found.id}/…` uses it")
+
+
+@command(
+    "logout",
+    "forget a stored login or key",
+    args=[Arg("provider", metavar="PROVIDER", complete=_complete_login)],
+)
+def _logout(ctx: CommandContext, argument: str) -> None:
+    from tau.ai.oauth import default_store
+
+    if not argument:
+        ctx.say(
+            "/logout PROVIDER: stored: " + (", ".join(sorted(default_store().read_all())) or "none")
+        )
+        return
+    ctx.say(
+        f"logged out of {argument}"
+        if default_store().remove(argument)
+        else f"nothing stored for {argument}"
+    )
+
+
+@command("reload", "load extensions, skills, prompt templates and context files again")
+def _reload(ctx: CommandContext, argument: str) -> None:
+    custom = ctx.app.reload()
+    found = custom.resources
+    counts = (len(custom.extensions), len(found.skills), len(found.templates))
+    ctx.say("reloaded: {} extensions, {} skills, {} prompt templates".format(*counts))

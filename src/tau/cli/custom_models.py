@@ -367,8 +367,25 @@ def _warn(line: str) -> None:
     print(f"tau: warning: {line}", file=sys.stderr, flush=True)
 
 
+_ADDED: dict[tuple[str, str], Model] = {}
+
+
+def add_model(model: Model) -> None:
+    """Make ``model`` findable by ``provider/id`` in this process (an extension's model)."""
+    _ADDED[(model.provider, model.id)] = model
+
+
+def remove_model(model: Model) -> None:
+    """Forget a model :func:`add_model` added (``/reload``)."""
+    _ADDED.pop((model.provider, model.id), None)
+
+
 def lookup(provider: str, model_id: str) -> Model | None:
-    """``provider/model_id`` from models.json, else the catalog with models.json's overrides."""
+    """``provider/model_id`` as an extension added it, else from models.json, else the
+    catalog with models.json's overrides."""
+    added = _ADDED.get((provider, model_id))
+    if added is not None:
+        return added
     models = custom_models()
     found = models.find(provider, model_id)
     if found is not None:

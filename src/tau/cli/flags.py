@@ -80,7 +80,67 @@ MODEL = Arg(
     "local/<file.gguf> runs a GGUF",
     flags=("-m", "--model"),
 )
-SYSTEM = Arg("system", "system prompt (replaces the default)", flags=("--system",))
+SYSTEM = Arg(
+    "system",
+    "system prompt, or a file holding it (replaces the default)",
+    flags=("--system-prompt", "--system"),
+    metavar="TEXT|FILE",
+)
+APPEND_SYSTEM = Arg(
+    "append_system",
+    "text, or a file holding it, added to the system prompt",
+    flags=("--append-system-prompt",),
+    metavar="TEXT|FILE",
+)
+NO_SKILLS = Arg.switch("no_skills", "load no skills", "--no-skills")
+NO_TEMPLATES = Arg.switch("no_templates", "load no prompt templates", "--no-prompt-templates")
+EXTENSION = Arg(
+    "extension",
+    "load the extension PATH (a .py file or a package folder; repeatable)",
+    flags=("-e", "--extension"),
+    action="append",
+    default=[],
+    metavar="PATH",
+)
+NO_EXTENSIONS = Arg.switch(
+    "no_extensions", "load no extensions but those given with --extension", "--no-extensions"
+)
+RESOURCE_FLAGS = (APPEND_SYSTEM, NO_SKILLS, NO_TEMPLATES, EXTENSION, NO_EXTENSIONS)
+
+# pi's command-line habits (tau.cli.pi_habits applies them).
+PI_FLAGS = (
+    Arg.switch(
+        "print",
+        "print mode: answer the prompt and exit (the default with a prompt)",
+        "-p",
+        "--print",
+    ),
+    Arg.switch(
+        "interactive",
+        "an interactive session whose first message is the prompt",
+        "-i",
+        "--interactive",
+    ),
+    Arg(
+        "provider",
+        "the provider of -m MODEL (or its first model without -m)",
+        flags=("--provider",),
+    ),
+    Arg(
+        "api_key",
+        "the API key of the model's provider, for this run",
+        flags=("--api-key",),
+        metavar="KEY",
+    ),
+    Arg.switch("no_tools", "give the model no tool (as --tools none)", "--no-tools"),
+    Arg(
+        "models",
+        "models to cycle through with Ctrl+P in the session (comma-separated; each may end in "
+        ":THINKING)",
+        flags=("--models",),
+        metavar="A,B,C",
+    ),
+)
 TOOLS = Arg(
     "tools",
     f"comma-separated tools, or 'none' (default: {','.join(DEFAULT_TOOL_NAMES)}, none for local "
@@ -156,6 +216,12 @@ OPTION = Arg(
     metavar="KEY=VALUE",
 )
 DEBUG = Arg.switch("debug", "show tracebacks", "--debug")
+MCP_FILE = Arg(
+    "mcp",
+    'MCP servers to use, {"mcpServers": {...}} as in Claude Desktop (see `tau mcp list`)',
+    flags=("--mcp",),
+    metavar="FILE",
+)
 
 # Which session a run uses: one of them at most.
 SESSION = Arg(

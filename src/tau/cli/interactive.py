@@ -54,10 +54,13 @@ from tau.cli.commands import CommandContext, run_command
 from tau.cli.completion import TauCompleter
 from tau.cli.config import tau_home
 from tau.cli.display import TerminalRenderer, collapse, console_for
+from tau.cli.extensions.ui import TerminalUI, bind_shortcuts
 from tau.cli.input_text import clean_text, unread_files
 from tau.cli.paused_run import asks
+from tau.cli.pi_habits import bang, cycle_model
 from tau.cli.registry import SLASH_COMMANDS, Arg, Command, Registry, UnknownCommandError
 from tau.cli.render import Renderer, RunStats, is_fancy_terminal
+from tau.cli.session_tree import draw as _declare_tree_commands  # noqa: F401  (/tree, /fork…)
 
 PROMPT = "> "
 BUSY_PROMPT = "… "
@@ -156,8 +159,9 @@ class PromptSurface:
 class Repl:
     """The state of one interactive session."""
 
-    def __init__(self, settings: Settings, *, fancy: bool) -> None:
+    def __init__(self, settings: Settings, *, fancy: bool, first: str | None = None) -> None:
         self.fancy = fancy
+        self.first = first
         self.out = sys.stdout
         self.surface = PromptSurface(self.out)
         self.app = App(settings, self._confirm, on_event=self._on_app_event)
@@ -176,11 +180,16 @@ class Repl:
         if self.app.session is not None:
             # The status line counts the whole session's tokens and cost, resumed ones too.
             self.renderer.total.usage += self.app.session.usage
-        self.context = CommandContext(self.app, self.renderer, self.say)
+        self.context = CommandContext(self.app, self.renderer, self.say, self._send_typed)
         self.local_commands = self._local_commands()
+        # A template named like a command of this session's own is left out (and reported).
+        self.app.custom.reserve(self.local_commands.names())
+        self.extension_ui = TerminalUI(self._notice, self._ask, self.surface.changed)
         self.run: asyncio.Task[None] | None = None
-        self.question: asyncio.Future[bool] | None = None
+        self.question: asyncio.Future[Any] | None = None
         self.question_text = ""
+        self.question_hint = "[y/N]"
+        self.question_parse: Callable[[str], Any] = _yes
         self.interrupts = 0
         self.exiting = False
         self.draft = ""
@@ -188,7 +197,9 @@ class Repl:
         self.session: PromptSession[str] = PromptSession(
             history=_History(tau_home() / "history"),
             completer=TauCompleter(
-                settings.workspace, lambda: self.context, (SLASH_COMMANDS, self.local_commands)
+                settings.workspace,
+                lambda: self.context,
+                (SLASH_COMMANDS, self.local_commands, self.app.custom.commands),
             ),
             complete_while_typing=True,
             key_bindings=self._bindings(),
@@ -251,7 +262,7 @@ class Repl:
 
     def _message(self) -> Any:
         prompt = (
-            f"{self.question_text} [y/N] "
+            f"{self.question_text} {self.question_hint} "
             if self.question
             else (BUSY_PROMPT if self.busy else PROMPT)
         )
@@ -264,14 +275,22 @@ class Repl:
         return ANSI("\n".join(lines) + prompt)
 
     def _toolbar(self) -> Any:
-        return FormattedText([("", self.display.status() if self.display else "")])
+        status = self.display.status() if self.display else ""
+        extras = self.extension_ui.status()
+        return FormattedText([("", f"{status} · {extras}" if extras else status)])
 
     # ----------------------------------------------------------------------- agent side
 
     async def _confirm(self, call: PendingCall | None, question: str) -> bool:
         """A yes/no question (the approver's, about ``call``), answered at the prompt."""
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        return bool(await self._ask(question, "[y/N]", _yes))
+
+    async def _ask(self, question: str, hint: str, parse: Callable[[str], Any]) -> Any:
+        """Ask at the prompt: the line typed next, through ``parse``, is the answer (Ctrl-C
+        answers False)."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.question, self.question_text = future, question
+        self.question_hint, self.question_parse = hint, parse
         self._wake.set()
         self.surface.changed()
         try:
@@ -320,6 +339,11 @@ class Repl:
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
 
+        @bindings.add("c-p")
+        def _cycle(event: KeyPressEvent) -> None:
+            self._notice(cycle_model(self.app))
+            self._refresh_context()
+
         @bindings.add("c-c")
         def _interrupt(event: KeyPressEvent) -> None:
             buffer = event.current_buffer
@@ -329,6 +353,7 @@ class Repl:
             if self._interrupt():
                 event.app.exit(exception=EOFError())
 
+        bind_shortcuts(bindings, self.app.custom)
         return bindings
 
     def _interrupt(self) -> bool:
@@ -377,11 +402,14 @@ class Repl:
         line = clean_text(line, "the message")
         text = line.strip()
         if self.question is not None:
-            self.surface.print(f"{self.question_text} [y/N] {text}\n")
+            self.surface.print(f"{self.question_text} {self.question_hint} {text}\n")
             if not self.question.done():
-                self.question.set_result(text.lower() in ("y", "yes"))
+                self.question.set_result(self.question_parse(text))
             return False
         if not text:
+            return False
+        if text.startswith("!"):  # !command: the output for the model; !!command: only shown
+            await bang(self.app, text, self.say)
             return False
         if text.startswith("/"):
             name = text[1:].partition(" ")[0]
@@ -417,11 +445,14 @@ class Repl:
         await self._send(text, follow=True)
 
     async def _help(self, ctx: CommandContext, argument: str) -> None:
-        lines = SLASH_COMMANDS.help_lines(self.local_commands)
+        lines = SLASH_COMMANDS.help_lines([*self.local_commands, *self.app.custom.commands])
         self.say(HELP + "\n" + "\n".join(lines))
 
     async def _exit(self, ctx: CommandContext, argument: str) -> None:
         self.exiting = True
+
+    async def _send_typed(self, text: str) -> None:
+        await self._send(text, follow=False)
 
     async def _send(self, line: str, *, follow: bool) -> None:
         """Send a message: a new run, or steering/a follow-up queued for the one going on."""
@@ -464,6 +495,10 @@ class Repl:
         try:
             with patch_stdout(raw=True) if self.fancy else contextlib.nullcontext():
                 self._welcome()
+                session = self.app.session.path if self.app.session else None
+                await self.app.custom.start(self.extension_ui, "interactive", session)
+                if self.first:  # -i "first message"
+                    await self._send(self.first, follow=False)
                 while not self.exiting:
                     if not self.fancy:
                         await self._wait_for_the_run()
@@ -532,8 +567,12 @@ class Repl:
             self.out.flush()
 
 
-def run_interactive(settings: Settings) -> int:
-    """Run the interactive session until the user leaves."""
+def _yes(text: str) -> bool:
+    return text.strip().lower() in ("y", "yes")
+
+
+def run_interactive(settings: Settings, first: str | None = None) -> int:
+    """Run the interactive session until the user leaves (``first``: its first message)."""
     # A byte that is not UTF-8 becomes U+FFFD as it is read, not a failure later.
     stdin = sys.stdin
     if isinstance(stdin, io.TextIOWrapper):
@@ -541,6 +580,6 @@ def run_interactive(settings: Settings) -> int:
             stdin.reconfigure(errors="replace")
 
     async def session() -> int:
-        return await Repl(settings, fancy=is_fancy_terminal(sys.stdout)).main()
+        return await Repl(settings, fancy=is_fancy_terminal(sys.stdout), first=first).main()
 
     return asyncio.run(session())

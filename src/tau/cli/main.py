@@ -49,9 +49,12 @@ from tau.cli.flags import (
     MAX_COST,
     MAX_TOKENS,
     MAX_TURNS,
+    MCP_FILE,
     MODEL,
     OPTION,
     OUTPUT_SCHEMA,
+    PI_FLAGS,
+    RESOURCE_FLAGS,
     SESSION_FLAGS,
     SYSTEM,
     TEMPERATURE,
@@ -88,6 +91,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--json needs a prompt")
     if args.resume:
         check_can_pick()  # before stdin is read as the prompt
+    from tau.cli.pi_habits import apply_pi_flags
+
+    first = apply_pi_flags(args)  # -i: the prompt is the session's first message
     parts = prompt_parts(args.prompt)
     if args.output_schema is not None and parts is None:
         raise UsageError("--output-schema needs a prompt")
@@ -116,7 +122,7 @@ def _run(args: argparse.Namespace) -> int:
         raise MissingExtraError(
             f"the interactive session needs {' and '.join(CLI_EXTRA)} (pip install 'tau[cli]')"
         ) from None
-    return run_interactive(settings)
+    return run_interactive(settings, first=first)
 
 
 RUN = Command(
@@ -144,6 +150,8 @@ RUN = Command(
         ),
         THINKING,
         SYSTEM,
+        *RESOURCE_FLAGS,
+        *PI_FLAGS,
         Arg(
             "attach",
             "send FILE with the prompt (repeatable; text inline, images to models that take "
@@ -178,12 +186,7 @@ RUN = Command(
         TEMPERATURE,
         OPTION,
         TIMEOUT,
-        Arg(
-            "mcp",
-            'MCP servers to use, {"mcpServers": {...}} as in Claude Desktop (see `tau mcp list`)',
-            flags=("--mcp",),
-            metavar="FILE",
-        ),
+        MCP_FILE,
         MAX_TURNS,
         MAX_COST,
         FALLBACK,
@@ -251,7 +254,15 @@ def _dispatch(argv: Sequence[str]) -> int:
     # A subcommand is a first word alone; any other first word starts a prompt.
     command = SUBCOMMANDS.get(argv[0]) if argv else None
     if command is None:
-        args = run_parser().parse_args(argv)
+        parser = run_parser()
+        args, extra = parser.parse_known_intermixed_args(argv)
+        if extra:  # an extension's --flag, or a mistake
+            from tau.cli.extensions import check_flags
+
+            unknown = check_flags(extra, args.extension, not args.no_extensions)
+            if unknown:
+                parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.extension_flags = tuple(extra)
         return _run(args)
     args = subcommand_parser(command.name).parse_args(argv[1:])
     handler = args.handler

@@ -42,6 +42,7 @@ __all__ = [
     "allow_results",
     "load_servers",
     "mcp_list",
+    "mcp_tools",
 ]
 
 Warn = Callable[[str], None]
@@ -171,6 +172,19 @@ def allow_results(workspace: Workspace) -> None:
         return  # the notice then says the rest could not be saved
     if folder not in workspace.allowed:
         workspace.allowed = (*workspace.allowed, folder)
+
+
+def mcp_tools(
+    path: Path | None, workspace: Workspace, reserved: Collection[str], *, yes: bool
+) -> MCPTools:
+    """The MCP servers ``tau`` and ``tau web`` use (the config's, then those of ``path``) as
+    one tool source: not started yet; tools named like one in ``reserved`` are renamed; an
+    untrusted server's tools need approval unless ``yes``. ``read`` may open their saved
+    results (:func:`allow_results`)."""
+    servers = load_servers(path)
+    if servers:
+        allow_results(workspace)
+    return MCPTools(servers, reserved=reserved, ask_first=not yes)
 
 
 class MCPTools:

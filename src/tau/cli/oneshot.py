@@ -89,6 +89,10 @@ class _Output:
             self.abort("stdout was closed")
 
 
+async def _append_async(sent: list[str], text: str) -> None:
+    sent.append(text)
+
+
 async def run_once(
     settings: Settings, prompt: Prompt, *, json_mode: bool, named_model: str | None = None
 ) -> int:
@@ -114,6 +118,18 @@ async def run_once(
         (lambda call, question: ask(question)) if terminal else None,
         on_event=_print_app_event_json if json_mode else None,
     )
+    if isinstance(prompt, str):  # `tau "/review src"`: a prompt template or skill, expanded
+        prompt = app.custom.resources.expand(prompt)
+    session = app.session.path if app.session else None
+    await app.custom.start(None, "json" if json_mode else "print", session)
+    if isinstance(prompt, str) and app.custom.runs_command(prompt):
+        # An extension's command: it runs; what it sends (if anything) is the run's prompt.
+        sent: list[str] = []
+        await app.custom.dispatch(prompt, lambda text: _append_async(sent, text))
+        if not sent:
+            await app.aclose()
+            return EXIT_OK
+        prompt = sent[0]
     notice = app.resume_notice()
     if notice is None and not json_mode and named_model != model_spec(app.model):
         notice = f"model: {model_spec(app.model)}"

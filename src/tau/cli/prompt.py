@@ -7,29 +7,22 @@ from datetime import date
 from pathlib import Path
 
 from tau.agent import AgentTool
-
-_CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
-
-
-def _context_files(cwd: Path) -> list[Path]:
-    """AGENTS.md (else CLAUDE.md) of each directory from the root down to ``cwd``."""
-    found: list[Path] = []
-    for directory in [*reversed(cwd.parents), cwd]:
-        for name in _CONTEXT_FILES:
-            candidate = directory / name
-            if candidate.is_file():
-                found.append(candidate)
-                break
-    return found
-
+from tau.cli.resources import Resources, context_files
 
 SMALL_MODEL_PROMPT = "You are a helpful assistant."
 
 
 def build_system_prompt(
-    tools: Sequence[AgentTool], cwd: Path, *, custom: str | None = None, small: bool = False
+    tools: Sequence[AgentTool],
+    cwd: Path,
+    *,
+    custom: str | None = None,
+    small: bool = False,
+    resources: Resources | None = None,
 ) -> str:
-    """``custom`` (``--system``) or the default prompt, then project context, date and cwd.
+    """``custom`` (``--system-prompt``) or the default prompt, ``--append-system-prompt``'s
+    text, the context files (``AGENTS.md``/``CLAUDE.md``), the skills (names, descriptions and
+    paths, when the model has ``read`` to open them), then the date and cwd.
 
     ``small`` (the local models) gets one line and nothing else: the embedded 135M model loses
     track of a question behind a long prompt (its provider lists the tools itself).
@@ -54,11 +47,17 @@ def build_system_prompt(
             guidelines.append("Use write only for new files or complete rewrites.")
         guidelines += ["Be concise in your responses.", "Show file paths clearly."]
         parts.append("Guidelines:\n" + "\n".join(f"- {g}" for g in guidelines))
-    for path in _context_files(cwd):
+    if resources is None:
+        resources = Resources(context_files=context_files(cwd))
+    if resources.append_system:
+        parts.append(resources.append_system)
+    for path in resources.context_files:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError:
             continue
         parts.append(f"# Project Context\n\n## {path}\n\n{text.strip()}")
+    if "read" in names and resources.skills:
+        parts.append(resources.skills_prompt())
     parts.append(f"Current date: {date.today().isoformat()}\nCurrent working directory: {cwd}")
     return "\n\n".join(parts)

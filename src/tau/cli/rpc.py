@@ -56,6 +56,7 @@ from tau.ai import ImageContent, TextContent, UserContent, UserMessage, redact_s
 from tau.cli.app import App, Settings, message_text
 from tau.cli.app_events import AppEvent, dump_app_event, dump_compaction
 from tau.cli.errors import EXIT_OK
+from tau.cli.extensions.ui import RpcUI
 from tau.cli.paused_run import asks
 from tau.cli.registry import RPC_COMMANDS, Arg, FieldError
 from tau.cli.rpc_approvals import RpcApprovals
@@ -95,7 +96,8 @@ _MESSAGE = (
 def _message_field(server: RpcServer, command: dict[str, Any]) -> str | UserMessage:
     """The ``message`` with its ``images`` (``[{"type": "image", "data": base64, "mimeType"}]``,
     as in pi) when there are any; each image is checked before anything is queued or sent."""
-    text: str = command["message"]
+    # `/template args` and `/skill:name args` are expanded, as pi's RPC mode does.
+    text: str = server.app.custom.resources.expand(command["message"])
     images = command.get("images")
     if images is None or images == []:
         return text
@@ -246,6 +248,8 @@ class RpcServer:
                 loop.call_soon_threadsafe(lines.put_nowait, None)
 
         threading.Thread(target=read, name="tau-rpc-stdin", daemon=True).start()
+        session = self.app.session.path if self.app.session else None
+        await self.app.custom.start(RpcUI(self.write), "rpc", session)
         paused, tools = self.app.paused, self.app.agent.state.tools
         yes = self.app.settings.yes
         if paused is not None and any(asks(c, tools, yes=yes) for c in paused.pending):
@@ -267,12 +271,18 @@ class RpcServer:
 
     # ----------------------------------------------------------------------- runs
 
-    def start_run(self, text: str | UserMessage | None) -> None:
-        """Start a prompt's run in the background (None: resume the paused run)."""
+    def start_run(self, text: str | UserMessage | None, *, command: bool = False) -> None:
+        """Start a prompt's run in the background (None: resume the paused run;
+        ``command``: an extension's command, whose ``tau.send`` starts the run)."""
 
         async def run() -> None:
             if text is None:
                 await self.app.resume_paused()
+            elif command and isinstance(text, str):
+                sent: list[str] = []
+                await self.app.custom.dispatch(text, _collect(sent))
+                for message in sent:
+                    await self.app.run(message)
             else:
                 await self.app.run(text)
 
@@ -315,6 +325,10 @@ async def _prompt(server: RpcServer, command: dict[str, Any]) -> None:
         server.respond("prompt", command.get("id"))
         return
     server.respond("prompt", command.get("id"))
+    if isinstance(text, str) and app.custom.runs_command(text):
+        # In the background: a command that asks the client must not stop the reading.
+        server.start_run(text, command=True)
+        return
     server.start_run(text)
 
 
@@ -476,6 +490,13 @@ async def _export_html(server: RpcServer, command: dict[str, Any]) -> dict[str, 
 @rpc_command("get_commands", "every RPC command with its fields as JSON Schema")
 async def _get_commands(server: RpcServer, command: dict[str, Any]) -> dict[str, Any]:
     return {"commands": RPC_COMMANDS.schema()}
+
+
+def _collect(sent: list[str]) -> Callable[[str], Awaitable[None]]:
+    async def send(text: str) -> None:
+        sent.append(text)
+
+    return send
 
 
 def run_rpc(settings: Settings) -> int:

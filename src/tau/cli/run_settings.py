@@ -85,7 +85,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     from tau.cli.app import Settings
     from tau.cli.compaction import load_settings
     from tau.cli.config import load_config
+    from tau.cli.extensions import DEFAULT_TIMEOUT, ExtensionOptions
     from tau.cli.models import check_credentials, choose_model
+    from tau.cli.packages import disabled_resources, package_roots
+    from tau.cli.pi_habits import use_api_key
+    from tau.cli.resources import ResourceOptions
     from tau.cli.session import Session
     from tau.cli.sessions_cli import session_choice
     from tau.cli.tools import Workspace
@@ -103,6 +107,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         model = _session_model(session.model_entry)
     if model is None:
         model = choose_model(args.model, base_url=args.base_url)
+        use_api_key(getattr(args, "api_key", None), model)
         check_credentials(model)
     thinking = args.thinking
     if thinking is None and session is not None and session.thinking_level in THINKING_LEVELS:
@@ -113,12 +118,13 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     names = tool_names(args.tools, default)
     workspace = Workspace(cwd, tuple(Path(p).expanduser().resolve() for p in args.allow_path))
     settings = model_settings(args, model)
+    disabled = disabled_resources()
     return Settings(
         model=model,
         tool_names=names,
         workspace=workspace,
         thinking=thinking or "off",
-        system=None if args.system is None else clean_text(args.system, "--system"),
+        system=_text_or_file(args.system, "--system"),
         session=session,
         session_dir=session_dir,
         yes=args.yes,
@@ -128,4 +134,48 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         fallback_models=fallback_models(args, model),
         compaction=load_settings(load_config().get("compaction"), _warn),
         output_type=output_type,
+        cycle_models=tuple(
+            m.strip() for m in (getattr(args, "models", None) or "").split(",") if m.strip()
+        ),
+        extensions=ExtensionOptions(
+            enabled=not getattr(args, "no_extensions", False),
+            paths=tuple(getattr(args, "extension", ())),
+            flags=tuple(getattr(args, "extension_flags", ())),
+            timeout=_positive(load_config().get("extensionTimeout"), DEFAULT_TIMEOUT),
+            disabled=frozenset(n[10:] for n in disabled if n.startswith("extension:")),
+        ),
+        resources=ResourceOptions(
+            skills=not getattr(args, "no_skills", False),
+            templates=not getattr(args, "no_templates", False),
+            extra_roots=package_roots(disabled),
+            disabled=disabled,
+            append_system=_text_or_file(
+                getattr(args, "append_system", None), "--append-system-prompt"
+            ),
+        ),
     )
+
+
+def _positive(value: Any, default: float) -> float:
+    """A positive number from config.json, else ``default`` (with a warning when malformed)."""
+    if value is None:
+        return default
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1e9:
+        return float(value)
+    _warn(f"config.json: extensionTimeout must be a positive number of seconds, not {value!r}")
+    return default
+
+
+def _text_or_file(value: str | None, flag: str) -> str | None:
+    """A flag's text, or the text of the file it names (as pi reads ``--system-prompt``)."""
+    from pathlib import Path
+
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    try:
+        if "\n" not in value and len(value) < 4096 and path.is_file():
+            value = path.read_text(encoding="utf-8", errors="replace")
+    except (OSError, ValueError):
+        pass
+    return clean_text(value, flag)

@@ -6,7 +6,8 @@ with ``type``, an 8-hex ``id``, the ``parentId`` of the entry before it and an I
 ``timestamp``: ``message`` entries (any agent message, in the library's JSON form),
 ``model_change`` (``provider``, ``modelId``; tau adds ``api`` and ``baseUrl`` for an endpoint
 given only by ``--base-url``), ``thinking_level_change`` (``thinkingLevel``) and ``compaction``
-(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries, and ``custom``
+(``summary``, ``firstKeptEntryId``, ``tokensBefore``, ``details``) entries, ``session_info``
+(``name``: the session's name, given by ``tau web``'s rename; the last one counts) and ``custom``
 entries (``customType``, ``data``: tau's ``tau.paused_run``, see :mod:`tau.cli.paused_run`;
 the last one of each type is :attr:`Session.custom`). Nothing is written
 until the first assistant message exists, so a run that never reached the model leaves no file
@@ -49,7 +50,7 @@ from tau.agent import (
     load_agent_message,
     message_role,
 )
-from tau.ai import AssistantMessage
+from tau.ai import AssistantMessage, UserMessage
 from tau.cli.compaction import CompactionSummary
 from tau.cli.session_file import (
     ParsedFile,
@@ -97,6 +98,18 @@ def new_session_path(directory: Path, session_id: str) -> Path:
     return directory / f"{stamp}_{session_id}.jsonl"
 
 
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+"""pi's wording: the model reads a branch summary as a user message in this frame."""
+
+
+def branch_summary_message(summary: str, timestamp: int | None) -> UserMessage:
+    """The context message of a ``branch_summary`` entry."""
+    text = f"{BRANCH_SUMMARY_PREFIX}{summary}\n</summary>"
+    return UserMessage(text) if timestamp is None else UserMessage(text, timestamp=timestamp)
+
+
 def _print_warning(text: str) -> None:
     print(f"tau: warning: {text}", file=sys.stderr)
 
@@ -124,6 +137,10 @@ class Session:
     custom: dict[str, Any] = field(default_factory=dict)
     """The ``data`` of the last ``custom`` entry of each ``customType`` on the branch."""
     leaf: str | None = None
+    name: str | None = None
+    """The session's name (the last ``session_info`` entry's, as pi writes it; ``/name``)."""
+    custom_entries: list[tuple[str, Any]] = field(default_factory=list)
+    """``(customType, data)`` of every ``custom`` entry on the branch (extensions' state)."""
     on_warning: Callable[[str], None] = _print_warning
     _pending: list[dict[str, Any]] = field(default_factory=list)
     _on_disk: bool = False
@@ -280,6 +297,14 @@ class Session:
                 self.thinking_level = entry["thinkingLevel"]
             elif kind == "custom" and isinstance(entry.get("customType"), str):
                 self.custom[entry["customType"]] = entry.get("data")
+                self.custom_entries.append((entry["customType"], entry.get("data")))
+            elif kind == "session_info" and isinstance(entry.get("name"), str | None):
+                self.name = entry.get("name")
+            elif kind == "branch_summary" and isinstance(entry.get("summary"), str):
+                summary = branch_summary_message(entry["summary"], _ms(entry.get("timestamp")))
+                self.history.append(summary)
+                if compaction is None or index > compaction:
+                    self._add(summary, entry.get("id"))
             elif kind == "message":
                 message = self._load_message(entry)
                 if message is None:
@@ -383,11 +408,52 @@ class Session:
         self.entry_ids = [None, *self.entry_ids[first_kept:]]
         self.flush()
 
+    def checkout(self, branch: list[dict[str, Any]]) -> None:
+        """Go on from the last entry of ``branch`` (root first): the context becomes that
+        branch's and the next entry its child, a new branch (nothing is removed)."""
+        self.messages, self.entry_ids, self.history = [], [], []
+        self.custom, self.custom_entries = {}, []
+        self.usage = RunUsage()
+        self.model = self.model_entry = self.thinking_level = None
+        self._rebuild(branch)
+        self.leaf = branch[-1].get("id") if branch else None
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every entry of the file (the header first) and those not written yet."""
+        entries: list[dict[str, Any]] = []
+        if self._on_disk:
+            fd = self._open_fd(os.O_RDONLY)
+            try:
+                with locked(fd, str(self.path), exclusive=False):
+                    entries = [entry for _, entry in parse(read_all(fd)).entries]
+            except TimeoutError as exc:
+                raise SessionError(str(exc)) from None
+            finally:
+                os.close(fd)
+        return [*entries, *self._pending]
+
+    def record_branch_summary(self, from_id: str, summary: str) -> None:
+        """Note a summary of the branch left at ``from_id`` (pi's ``branch_summary``): it goes
+        into the context, after the entry navigated to."""
+        message = branch_summary_message(summary, None)
+        self.history.append(message)
+        entry = {"type": "branch_summary", "fromId": from_id, "summary": summary}
+        self._add(message, self._append(entry))
+        self.flush()
+
     def record_custom(self, custom_type: str, data: Any) -> None:
         """Append a ``custom`` entry (pi's extension data: no message, not in the context)."""
         self.custom[custom_type] = data
+        self.custom_entries.append((custom_type, data))
         self._append({"type": "custom", "customType": custom_type, "data": data})
         self.flush()
+
+    def record_name(self, name: str) -> None:
+        """Name the session (pi's ``session_info`` entry; skipped when unchanged)."""
+        if name != self.name:
+            self.name = name
+            self._append({"type": "session_info", "name": name})
+            self.flush()
 
     def record_message(self, message: AgentMessage) -> None:
         """Append a finished message; the file is written once an assistant message exists.

@@ -66,6 +66,8 @@ class SessionSummary:
     model_entry: dict[str, Any] | None = None
     """The last ``model_change`` entry (else one made from the first answer's model)."""
     thinking_level: str = ""
+    name: str = ""
+    """The name given to the session (its last ``session_info`` entry), if any."""
     messages: int = 0
     compactions: int = 0
     problem: str = ""
@@ -143,6 +145,8 @@ def summarize(path: Path) -> SessionSummary:
             summary.thinking_level = str(entry.get("thinkingLevel") or "")
         elif kind == "compaction":
             summary.compactions += 1
+        elif kind == "session_info" and isinstance(entry.get("name"), str):
+            summary.name = entry["name"]
     if summary.model_entry is not None:
         entry = summary.model_entry
         summary.model = f"{entry.get('provider')}/{entry.get('modelId')}"
@@ -260,6 +264,13 @@ def find(reference: str, cwd: Path) -> Path:
                 f"{reference!r} matches several sessions ({names}): give more of the id"
             )
     raise StoreError(f"no saved session {reference!r} (`tau sessions list --all` lists them)")
+
+
+def by_id(cwd: Path, session_id: str) -> Path | None:
+    """The file of session ``session_id`` (the whole id, case ignored) among ``cwd``'s
+    sessions; None if there is none."""
+    wanted = session_id.lower()
+    return next((p for p in session_files(cwd) if _id_of(p) == wanted), None)
 
 
 def removable(path: Path) -> Path:

@@ -97,7 +97,7 @@ def _rows(
         if s.problem and not s.messages:
             text = f"({s.problem}) {s.path.name}"
         else:
-            text = s.first_prompt or "(no prompt)"
+            text = s.name or s.first_prompt or "(no prompt)"
             if s.problem:
                 text = f"({s.problem}) {text}"
         if show_dir and s.cwd:
@@ -203,6 +203,13 @@ def sessions_command(args: argparse.Namespace, cwd: Path) -> int:
             raise UsageError("no saved session in this directory (`tau sessions list --all`)")
         reference = str(last)
     path, messages, title = _load(reference, cwd)
+    if command == "show" and getattr(args, "tree", False):
+        from tau.cli.session import Session
+        from tau.cli.session_tree import draw
+
+        session = Session.open(path)
+        print("\n".join(draw(session.entries(), session.leaf)))
+        return EXIT_OK
     if command == "show":
         sys.stdout.write(to_markdown(messages, title))
         return EXIT_OK

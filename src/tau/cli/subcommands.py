@@ -10,12 +10,14 @@ standard library, so that ``tau --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from tau.cli.argtypes import positive_int, positive_number
 from tau.cli.flags import (
     DEBUG,
     MAX_TOKENS,
     MAX_TURNS,
+    MCP_FILE,
     MODEL,
     OPTION,
     OUTPUT_SCHEMA,
@@ -28,6 +30,7 @@ from tau.cli.flags import (
     dollars,
     seconds,
 )
+from tau.cli.packages_cli import PACKAGE_COMMANDS
 from tau.cli.registry import SUBCOMMANDS, Arg, Command, SubcommandHandler
 
 __all__ = ["BUILTIN", "SUBCOMMANDS"]
@@ -58,8 +61,8 @@ MODELS: Command[SubcommandHandler] = Command(
     ),
     description="List the models (provider/id, name, context window, price per million input/"
     "output tokens, whether it reasons and takes images, and where its key comes from), the "
-    "providers with an API key in the environment, and whether the embedded local model is "
-    "installed.",
+    "providers with an API key (in the environment or from tau login), and whether the embedded "
+    "local model is installed.",
 )
 
 
@@ -97,9 +100,14 @@ SESSIONS: Command[SubcommandHandler] = Command(
         ),
         Command(
             "show",
-            "print a session as Markdown (default: this directory's latest)",
+            "print a session as Markdown, or its tree (default: this directory's latest)",
             _sessions,
-            args=(Arg("id", metavar="ID", nargs="?"),),
+            args=(
+                Arg("id", metavar="ID", nargs="?"),
+                Arg.switch(
+                    "tree", "draw the session's tree: every branch, one line an entry", "--tree"
+                ),
+            ),
         ),
         Command(
             "export",
@@ -291,6 +299,76 @@ BATCH: Command[SubcommandHandler] = Command(
 )
 
 
+def _stored(work: Callable[[], int], name: str) -> int:
+    import sys
+
+    from tau.ai.oauth import OAuthError
+
+    try:
+        return work()
+    except OAuthError as exc:  # an unreadable auth.json: its path and what to do
+        print(f"tau {name}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _login(args: argparse.Namespace) -> int:
+    from tau.cli.login import login
+
+    return _stored(lambda: login(args.provider, open_browser=not args.no_browser), "login")
+
+
+def _logout(args: argparse.Namespace) -> int:
+    from tau.cli.login import logout
+
+    return _stored(lambda: logout(args.provider), "logout")
+
+
+def _auth_list(args: argparse.Namespace) -> int:
+    from tau.cli.login import auth_list
+
+    return _stored(lambda: auth_list(as_json=args.json), "auth list")
+
+
+_PROVIDER = Arg(
+    "provider",
+    "a login (github-copilot, openai-codex, …) or a provider's key",
+    nargs="?",
+    metavar="PROVIDER",
+)
+LOGIN: Command[SubcommandHandler] = Command(
+    "login",
+    "log in to a subscription (Copilot, ChatGPT, Gemini, Claude) or store a provider's API key",
+    _login,
+    args=(
+        _PROVIDER,
+        Arg.switch("no_browser", "print the URL without opening a browser", "--no-browser"),
+    ),
+    description="Log in to a subscription provider (`tau login` with no PROVIDER offers a list), "
+    "or store the API key of any other provider. Logins and keys are kept in "
+    "$TAU_HOME/auth.json (mode 0600); the environment's keys win over them. Each subscription's "
+    "own terms govern its use outside the vendor's own tools.",
+)
+LOGOUT: Command[SubcommandHandler] = Command(
+    "logout",
+    "forget a stored login or API key",
+    _logout,
+    args=(_PROVIDER,),
+)
+AUTH: Command[SubcommandHandler] = Command(
+    "auth",
+    "the stored logins and keys: list",
+    children=(
+        Command(
+            "list",
+            "each stored provider: login or key, account, expiry (never a token)",
+            _auth_list,
+            args=(Arg.switch("json", "as one JSON list", "--json"),),
+        ),
+    ),
+    default_child="list",
+)
+
+
 def _web(args: argparse.Namespace) -> int:
     from tau.cli.web import web_command
 
@@ -332,15 +410,25 @@ WEB: Command[SubcommandHandler] = Command(
         ),
         SYSTEM,
         TOOLS,
-        YES.but(help="run write/edit/bash without asking (default: the page asks)"),
+        YES.but(help="run write/edit/bash and MCP tools without asking (default: the page asks)"),
+        MCP_FILE,
+        Arg(
+            "store",
+            "where chats are kept: sessions (the tau command's session files of this "
+            "directory, default) or sqlite ($TAU_HOME/web-chats.sqlite)",
+            flags=("--store",),
+            choices=("sessions", "sqlite"),
+            default="sessions",
+        ),
         THINKING,
         MAX_TOKENS,
         TEMPERATURE,
         OPTION,
         TIMEOUT,
     ),
-    description="Serve the tau agent (same model, system prompt and tools as a run of tau) in a "
-    "browser page: the chat list (kept in $TAU_HOME/web-chats.sqlite), streamed answers with "
+    description="Serve the tau agent (same model, system prompt, tools and MCP servers as a run "
+    "of tau) in a browser page: the chat list (this directory's tau sessions: `tau -c` goes on "
+    "with a chat, and a terminal session opens in the page), streamed answers with "
     "Markdown and highlighted code, thinking folded, tool calls with their arguments and output, "
     "Approve/Deny buttons for write, edit and bash, image attachments, usage and cost. The page "
     "ships with tau: nothing is fetched from the internet. Needs pip install 'tau[web]'.",
@@ -353,6 +441,10 @@ BUILTIN: tuple[Command[SubcommandHandler], ...] = (
     TOOLS_COMMAND,
     BATCH,
     WEB,
+    LOGIN,
+    LOGOUT,
+    AUTH,
+    *PACKAGE_COMMANDS,
 )
 """The built-in subcommands, in the order ``tau --help`` lists them."""
 for _command in BUILTIN:

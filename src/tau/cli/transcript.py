@@ -38,6 +38,24 @@ class ExportError(Exception):
     """An export that was not written; the message says why."""
 
 
+def export_conversation(
+    messages: Sequence[AgentMessage], target: str | Path | None, cwd: Path, short: str, title: str
+) -> Path:
+    """Write ``messages`` to ``target``: Markdown for a ``.md`` name, else HTML; the default
+    is ``tau-<short>.html`` in ``cwd`` (``-2``, ``-3``… when taken). Raises
+    :class:`ExportError`."""
+    path = Path(target).expanduser() if target else None
+    if path is None:
+        path = cwd / f"tau-{short}.html"
+        number = 1
+        while path.exists():
+            number += 1
+            path = cwd / f"tau-{short}-{number}.html"
+    markdown = path.suffix.lower() in (".md", ".markdown")
+    write_export(path, to_markdown(messages, title) if markdown else to_html(messages, title))
+    return path
+
+
 def write_export(path: Path, text: str) -> None:
     """Write an export to ``path``, replacing only an earlier tau export.
 

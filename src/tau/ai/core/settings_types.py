@@ -48,11 +48,20 @@ class BedrockSettings(TypedDict, total=False):
     bedrock_region: str
 
 
+class CodexSettings(TypedDict, total=False):
+    """The own settings of ``openai-codex-responses`` (prefix ``codex_``)."""
+
+    codex_reasoning_effort: ThinkingLevel
+    codex_reasoning_summary: Literal["auto", "detailed", "concise"] | None
+    codex_text_verbosity: Literal["low", "medium", "high"]
+
+
 class GoogleSettings(TypedDict, total=False):
-    """The own settings of ``google-generative-ai``, ``google-vertex`` (prefix ``google_``)."""
+    """The own settings of ``google-generative-ai``, ``google-vertex``, ``google-gemini-cli`` (prefix ``google_``)."""
 
     google_location: str
     google_project: str
+    google_project_id: str
     google_stream_function_call_arguments: bool
     google_thinking: GoogleThinking
 
@@ -76,6 +85,7 @@ class Settings(
     AnthropicSettings,
     AzureSettings,
     BedrockSettings,
+    CodexSettings,
     GoogleSettings,
     MistralSettings,
     OpenAISettings,
@@ -90,6 +100,7 @@ __all__ = [
     "AnthropicSettings",
     "AzureSettings",
     "BedrockSettings",
+    "CodexSettings",
     "CommonSettings",
     "GoogleSettings",
     "MistralSettings",

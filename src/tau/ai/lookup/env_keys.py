@@ -10,6 +10,10 @@ through that chain, never send the sentinel as a key.
 The registry declares a record's variables here when it loads the record, and is asked
 (through :mod:`tau.ai.lookup.plugins`) to load the records that may know a provider not
 declared yet. This module imports nothing of the registry.
+
+After the environment, the credential store is asked (``$TAU_HOME/auth.json``: keys and
+subscription logins saved by ``tau login``, see :mod:`tau.ai.oauth`); it is loaded only when
+no variable holds a key and the file exists, so ``import tau.ai`` never loads it.
 """
 
 from __future__ import annotations
@@ -82,7 +86,8 @@ def _env(name: str) -> str | None:
 
 
 def get_env_api_key(provider: str, api: str | None = None) -> str | None:
-    """The API key for ``provider`` from the environment, :data:`AUTHENTICATED`, or None.
+    """The API key for ``provider`` from the environment, else from the credential store
+    (refreshing a login that is about to expire), else :data:`AUTHENTICATED`, or None.
 
     ``api`` (the model's) says which record to read first. The environment is read on every
     call, so a key exported after start-up is seen.
@@ -92,6 +97,11 @@ def get_env_api_key(provider: str, api: str | None = None) -> str | None:
         value = _env(name)
         if value:
             return value
+    from tau.ai.oauth.resolve import stored_api_key
+
+    stored = stored_api_key(provider)
+    if stored:
+        return stored
     return credentials() if credentials is not None else None
 
 

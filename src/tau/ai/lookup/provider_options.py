@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from tau.ai.providers.anthropic.options import AnthropicOptions
 from tau.ai.providers.bedrock.options import BedrockOptions
-from tau.ai.providers.google.options import GoogleOptions, GoogleVertexOptions
+from tau.ai.providers.google.options import (
+    GoogleGeminiCliOptions,
+    GoogleOptions,
+    GoogleVertexOptions,
+)
 from tau.ai.providers.mistral.options import MistralOptions
 from tau.ai.providers.openai_completions.options import OpenAICompletionsOptions
 from tau.ai.providers.openai_responses.options import (
     AzureOpenAIResponsesOptions,
+    OpenAICodexResponsesOptions,
     OpenAIResponsesOptions,
 )
 
@@ -27,6 +32,8 @@ class ProviderStreamOptions(
     AzureOpenAIResponsesOptions,
     GoogleOptions,
     GoogleVertexOptions,
+    GoogleGeminiCliOptions,
+    OpenAICodexResponsesOptions,
     MistralOptions,
     BedrockOptions,
     total=False,

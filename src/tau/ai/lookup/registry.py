@@ -54,6 +54,8 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "azure-openai-responses": "tau.ai.providers.openai_responses.provider:AZURE_PROVIDER",
     "google-generative-ai": "tau.ai.providers.google.provider",
     "google-vertex": "tau.ai.providers.google.provider:VERTEX_PROVIDER [vertex]",
+    "google-gemini-cli": "tau.ai.providers.google.provider:GEMINI_CLI_PROVIDER",
+    "openai-codex-responses": "tau.ai.providers.openai_responses.provider:CODEX_PROVIDER",
     "mistral-conversations": "tau.ai.providers.mistral.provider",
     "bedrock-converse-stream": "tau.ai.providers.bedrock.provider [bedrock]",
     "llama-cpp": "tau.ai.providers.llama_cpp.provider [local]",

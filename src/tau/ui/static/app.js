@@ -12,6 +12,16 @@ function newId() {
   return Math.random().toString(36).slice(2, 10) + Date.now().toString(36);
 }
 
+// A chat's id is a UUID, as the tau command names its sessions (`tau -r <id>` finds it).
+// crypto.randomUUID needs a secure context; a page behind --host over http is not one.
+function newChatId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20)].join("-");
+}
+
 async function api(method, path, body) {
   const response = await fetch(path, {
     method,
@@ -84,7 +94,7 @@ async function openChat(id) {
 }
 
 function startChat() {
-  state.chatId = newId();
+  state.chatId = newChatId();
   state.messages = [];
   $("title").textContent = "New chat";
   location.hash = state.chatId;

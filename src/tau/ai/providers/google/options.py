@@ -37,6 +37,13 @@ class GoogleVertexOptions(GoogleOptions, total=False):
     """Vertex location, e.g. ``us-central1`` or ``global`` (else ``GOOGLE_CLOUD_LOCATION``)."""
 
 
+class GoogleGeminiCliOptions(GoogleOptions, total=False):
+    """:class:`GoogleOptions` plus the Cloud project (``google-gemini-cli``; else the one the
+    login found)."""
+
+    project_id: str
+
+
 class GoogleSimpleOptions(SimpleStreamOptions, ToolChoiceOption, total=False):
     """What ``stream_simple`` of the Gemini API takes: the tool choice and the streaming of
     call arguments are passed on."""

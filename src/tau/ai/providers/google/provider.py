@@ -1,5 +1,6 @@
-"""The Gemini provider records: ``google-generative-ai`` (the Gemini API) and ``google-vertex``
-(Gemini on Vertex AI), one protocol with two endpoints."""
+"""The Gemini provider records: ``google-generative-ai`` (the Gemini API), ``google-vertex``
+(Gemini on Vertex AI) and ``google-gemini-cli`` (Cloud Code Assist, for the Gemini CLI and
+Antigravity logins), one protocol with three endpoints."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ from typing import Any
 
 from tau.ai.core.types import Model, ThinkingBudgets, ThinkingLevel
 from tau.ai.lookup.provider import Provider, builder_decoder
-from tau.ai.providers.google import vertex
+from tau.ai.providers.google import gemini_cli, vertex
 from tau.ai.providers.google.decoder import GoogleDecoder
-from tau.ai.providers.google.options import GoogleOptions, GoogleVertexOptions
+from tau.ai.providers.google.options import (
+    GoogleGeminiCliOptions,
+    GoogleOptions,
+    GoogleVertexOptions,
+)
 from tau.ai.providers.google.request import build_request, simple_thinking, streams_call_arguments
 
-__all__ = ["PROVIDER", "VERTEX_PROVIDER", "reasoning"]
+__all__ = ["GEMINI_CLI_PROVIDER", "PROVIDER", "VERTEX_PROVIDER", "reasoning"]
 
 
 def reasoning(
@@ -51,3 +56,15 @@ VERTEX_PROVIDER = Provider(
     reasoning=reasoning,
 )
 """Gemini on Vertex AI: an API key, or Application Default Credentials (the ``[vertex]`` extra)."""
+
+GEMINI_CLI_PROVIDER = Provider(
+    api="google-gemini-cli",
+    options=GoogleGeminiCliOptions,
+    prefix="google_",
+    env_keys={"google-gemini-cli": (), "google-antigravity": ()},
+    build_request=gemini_cli.build_request,
+    decoder=builder_decoder(gemini_cli.GeminiCliDecoder),
+    reasoning=reasoning,
+)
+"""Cloud Code Assist's ``streamGenerateContent`` (see :mod:`.gemini_cli`), keyed by a Google
+login (``tau login google-gemini-cli`` / ``google-antigravity``)."""

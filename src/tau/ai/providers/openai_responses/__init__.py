@@ -1,4 +1,5 @@
-"""The OpenAI Responses protocol, shared by ``openai-responses`` and ``azure-openai-responses``.
+"""The OpenAI Responses protocol, shared by ``openai-responses``, ``azure-openai-responses`` and
+``openai-codex-responses``.
 
 Stateless by design: every request sends ``store: false`` and the whole conversation, with
 the model's own reasoning handed back as encrypted reasoning items.
@@ -7,6 +8,7 @@ the model's own reasoning handed back as encrypted reasoning items.
 * :mod:`.request`: the Responses body (``input`` items, ``tools``, reasoning) and each
   endpoint's request (OpenAI's ``POST {base_url}/responses``, an Azure resource's);
 * :mod:`.azure`: where an Azure resource and deployment are (options, environment);
+* :mod:`.codex`: ChatGPT's Codex backend (its body, headers and usage-limit errors);
 * :mod:`.decoder`: :class:`~.decoder.OpenAIResponsesDecoder`, events into builder calls;
-* :mod:`.provider`: the two records, ``PROVIDER`` and ``AZURE_PROVIDER``.
+* :mod:`.provider`: the three records, ``PROVIDER``, ``AZURE_PROVIDER`` and ``CODEX_PROVIDER``.
 """

@@ -382,6 +382,8 @@ _HANDLERS: dict[str, _Handler] = {
     "response.function_call_arguments.delta": OpenAIResponsesDecoder._on_arguments_delta,
     "response.function_call_arguments.done": OpenAIResponsesDecoder._on_arguments_done,
     "response.completed": OpenAIResponsesDecoder._on_completed,
+    # ChatGPT's Codex backend ends a response so (openai-codex-responses); OpenAI's API never does.
+    "response.done": OpenAIResponsesDecoder._on_completed,
     "response.incomplete": OpenAIResponsesDecoder._on_completed,
     "response.failed": OpenAIResponsesDecoder._on_failed,
     "error": OpenAIResponsesDecoder._on_error,

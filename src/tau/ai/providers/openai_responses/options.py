@@ -1,4 +1,5 @@
-"""The options of the Responses adapters (``openai-responses``, ``azure-openai-responses``)."""
+"""The options of the Responses adapters (``openai-responses``, ``azure-openai-responses``,
+``openai-codex-responses``)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,13 @@ class AzureOpenAIResponsesOptions(ResponsesOptions, total=False):
     """The resource's ``…/openai/v1`` URL (else ``AZURE_OPENAI_BASE_URL``)."""
     azure_deployment_name: str
     """The deployment sent as ``model`` (else ``AZURE_OPENAI_DEPLOYMENT_NAME_MAP``, else the id)."""
+
+
+class OpenAICodexResponsesOptions(ResponsesOptions, total=False):
+    """The options of ``openai-codex-responses``: the Responses ones plus Codex's
+    ``text.verbosity`` (``medium`` when not given)."""
+
+    text_verbosity: Literal["low", "medium", "high"]
 
 
 class OpenAIResponsesSimpleOptions(SimpleStreamOptions, ToolChoiceOption, total=False):

@@ -2,14 +2,16 @@
 
 Retries happen only before the first byte of a body: 429/500/502/503/504/529, bodies that say
 "overloaded", and connections that failed. The server's ``Retry-After`` / ``retry-after-ms``
-is honoured (up to ``max_retry_delay_ms``); otherwise the delay backs off exponentially, with
-jitter.
+is honoured (up to ``max_retry_delay_ms``), and so is a delay named in the error body (Google's
+``RetryInfo.retryDelay``, Cloud Code Assist's "reset after 3s"); otherwise the delay backs off
+exponentially, with jitter.
 """
 
 from __future__ import annotations
 
 import email.utils
 import random
+import re
 import time
 from collections.abc import Mapping
 
@@ -40,6 +42,33 @@ def retry_delay_from_headers(headers: Mapping[str, str]) -> float | None:
         except (TypeError, ValueError):
             return None
         return max(0.0, when.timestamp() - time.time())
+    return None
+
+
+_BODY_DELAYS = (
+    # google.rpc.RetryInfo, as JSON: "retryDelay": "3.5s" (or "350ms").
+    re.compile(rb'"retryDelay"\s*:\s*"(?P<s>[0-9.]+)(?P<unit>ms|s)"'),
+    re.compile(rb"(?i)please retry in (?P<s>[0-9.]+)(?P<unit>ms|s)\b"),
+    re.compile(rb"(?i)reset after (?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?P<s>[0-9.]+)s\b"),
+)
+
+
+def retry_delay_from_body(body: bytes) -> float | None:
+    """Seconds an error body asks to wait, where it names a delay (Google's ``RetryInfo``,
+    "Please retry in 2s", "reset after 1m3s"), else None."""
+    for pattern in _BODY_DELAYS:
+        found = pattern.search(body[:65536])
+        if found is None:
+            continue
+        try:
+            seconds = float(found["s"])
+        except ValueError:
+            continue
+        groups = found.groupdict()
+        if groups.get("unit") == b"ms":
+            seconds /= 1000
+        seconds += 3600 * int(groups.get("h") or 0) + 60 * int(groups.get("m") or 0)
+        return seconds if seconds > 0 else None
     return None
 
 

@@ -340,5 +340,12 @@ def _http_error(response: httpx2.Response, body: bytes, host: str) -> ProviderHT
         response.status_code,
         body.decode("utf-8", "replace"),
         response.headers,
-        _retry.retry_delay_from_headers(response.headers),
+        _delay(response.status_code, response.headers, body),
     )
+
+
+def _delay(status: int, headers: httpx2.Headers, body: bytes) -> float | None:
+    named = _retry.retry_delay_from_headers(headers)
+    if named is None and status in _retry.RETRYABLE_STATUSES:
+        named = _retry.retry_delay_from_body(body)
+    return named
