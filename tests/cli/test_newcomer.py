@@ -294,11 +294,11 @@ def test_the_docs_say_what_a_newcomer_meets() -> None:
 
     assert f"`tau: aborted: {INTERRUPTED}`" in DAILY_USE  # as printed on Ctrl-C
     assert "`AGENTS.md` (else `CLAUDE.md`)" in DAILY_USE and "filesystem root down to" in DAILY_USE
-    assert (
-        "over\n10 minutes on a 2-core machine" in LOCAL_MODEL
-        or "over 10 minutes on a 2-core" in LOCAL_MODEL
-    )
-    assert "tau/wheels/" in LOCAL_MODEL
+    # The embedded model's install time as measured: nothing is compiled (issue 30), so there
+    # is no build time and no wheel cache left to document.
+    assert "nothing is compiled" in LOCAL_MODEL
+    assert "scripts/demo.sh` from a fresh clone" in " ".join(LOCAL_MODEL.split())
+    assert re.search(r"took \d+ s with pip's cache empty", " ".join(LOCAL_MODEL.split()))
     # The first examples are ones the default (embedded, toolless) model handles.
     for text in (README, DAILY_USE):
         first = text.split("## The `tau` command", 1)[1].split("```bash\n", 1)[1].splitlines()[0]
