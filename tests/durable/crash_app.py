@@ -2,7 +2,8 @@
 
 ``python crash_app.py <config.json>``; the config names the DBOS system database, the fake
 LLM's URL, the workflow id, whether to start the run or only recover it, the kill point
-(None: run to the end), the executor id, and a folder for the logs:
+(None: run to the end), the executor id, optionally the application version, and a folder for
+the logs:
 
 * ``points.log`` — every point the run passed, in order (a run without a kill lists them
   all: the test picks its kill points from it);
@@ -107,7 +108,7 @@ def main(config: dict[str, Any]) -> None:
         config={
             "name": "tau-crash-test",
             "system_database_url": config["database"],
-            "application_version": "crash-test-1",
+            "application_version": config.get("version", "crash-test-1"),
             "executor_id": config.get("executor", "local"),
             "log_level": "WARNING",
         }

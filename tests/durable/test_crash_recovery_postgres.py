@@ -69,6 +69,10 @@ def test_two_workers_share_postgres_and_one_recovers_from_kills(tmp_path: Path) 
                     "workflow": "wf-b",
                     "mode": "start",
                     "executor": "worker-b",
+                    # DBOS hands a recovered workflow back to a queue that any live worker of the
+                    # same application version may take: B runs its own version, so worker A's
+                    # recoveries (which the kill chain counts on) stay with A.
+                    "version": "crash-test-b",
                     "logs": str(b_logs),
                 }
             )
