@@ -9,7 +9,8 @@ from __future__ import annotations
 import binascii
 import json
 import struct
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 from tau.ai import (
@@ -162,3 +163,27 @@ def without_timestamps(value: Any) -> Any:
     if isinstance(value, list):
         return [without_timestamps(v) for v in value]
     return value
+
+
+@asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[str]:
+    """Run the ASGI ``app`` with uvicorn on a free 127.0.0.1 port for the duration of the
+    block (the proxy's and tau.ui's tests; uvicorn is imported here, on use)."""
+    import asyncio
+
+    import uvicorn
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    task = asyncio.ensure_future(server.serve())
+    try:
+        async with asyncio.timeout(5):
+            while not server.started:
+                if task.done():
+                    task.result()
+                await asyncio.sleep(0.005)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 5)

@@ -97,7 +97,8 @@ async def test_a_bad_max_output_chars_is_an_error_event() -> None:
 async def test_an_endless_answer_through_the_proxy_is_cut() -> None:
     pytest.importorskip("starlette")
     from tau.proxy.server import create_proxy_app
-    from tests.proxy.test_proxy import TOKEN, client_view, serving
+    from tests.factories import serving
+    from tests.proxy.test_proxy import TOKEN, client_view
 
     case = next(c for c in CASES if c.api == "openai-completions")
     reply = Reply(200, {"content-type": case.content_type}, endless_answer(case))

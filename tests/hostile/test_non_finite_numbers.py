@@ -115,7 +115,7 @@ async def test_the_proxy_server_rejects_non_finite_numbers() -> None:
     from tau.ai import dump_context, dump_model
     from tau.ai.providers.faux import FauxResponse, faux_model, text
     from tau.proxy.server import create_proxy_app
-    from tests.proxy.test_proxy import serving
+    from tests.factories import serving
 
     served = faux_model([FauxResponse([text("never")])], id="m")
     app = create_proxy_app(token="t", models=[served])

@@ -21,7 +21,8 @@ pytest.importorskip("uvicorn")
 
 from tau.proxy.redact import Redactor
 from tau.proxy.server import create_proxy_app
-from tests.proxy.test_proxy import TOKEN, client_view, serving
+from tests.factories import serving
+from tests.proxy.test_proxy import TOKEN, client_view
 
 SERVER_KEY = "sk-server-secret-abc123"
 ENV_KEY = "plainkey-0123456789"  # no recognisable shape: only knowing it finds it

@@ -22,7 +22,8 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 from tau.proxy.server import create_proxy_app
-from tests.proxy.test_proxy import TOKEN, client_view, serving
+from tests.factories import serving
+from tests.proxy.test_proxy import TOKEN, client_view
 
 OPENAI = next(c for c in CASES if c.api == "openai-completions")
 

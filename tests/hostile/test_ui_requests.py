@@ -23,7 +23,7 @@ from tau.agent import Agent
 from tau.ai import AssistantMessage, UserMessage
 from tau.ai.providers.faux import FauxResponse, faux_model, text
 from tau.ui import Chat, MemoryChatStore, chat_app
-from tests.ui.conftest import serving
+from tests.factories import serving
 from tests.ui.test_ai_sdk_oracle import approval_agent
 
 

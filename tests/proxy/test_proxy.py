@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -29,30 +28,12 @@ from tau.ai.providers.faux import FauxResponse, faux_calls, faux_model, text, th
 from tau.proxy import stream_proxy
 
 pytest.importorskip("starlette")
-uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("uvicorn")
 
-from tau.proxy.server import create_proxy_app, main  # noqa: E402
+from tau.proxy.server import create_proxy_app, main
+from tests.factories import serving
 
 TOKEN = "test-token-123"
-
-
-@asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    """Run ``app`` on a free 127.0.0.1 port for the duration of the block."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    task = asyncio.ensure_future(server.serve())
-    try:
-        async with asyncio.timeout(5):
-            while not server.started:
-                if task.done():
-                    task.result()
-                await asyncio.sleep(0.005)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 5)
 
 
 def client_view(model: Model) -> Model:

@@ -11,8 +11,6 @@ import asyncio
 import json
 import shutil
 import subprocess
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("ag_ui")
-uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("uvicorn")
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".npm-cache"
@@ -73,22 +71,3 @@ async def run_node(cache: Path, script: str, payload: dict[str, Any]) -> dict[st
     assert process.returncode == 0, err.decode()
     answer: dict[str, Any] = json.loads(out)
     return answer
-
-
-@asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    """Run ``app`` on a free 127.0.0.1 port for the duration of the block."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    task = asyncio.ensure_future(server.serve())
-    try:
-        async with asyncio.timeout(5):
-            while not server.started:
-                if task.done():
-                    task.result()
-                await asyncio.sleep(0.005)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 5)

@@ -13,7 +13,8 @@ import pydantic
 from tau.agent import Agent
 from tau.ai.providers.faux import FauxResponse, faux_model, text, thinking, tool_call
 from tau.ui import chat_app
-from tests.ui.conftest import run_node, serving
+from tests.factories import serving
+from tests.ui.conftest import run_node
 from tests.ui.test_ai_sdk_oracle import approval_agent, tools
 
 

@@ -14,7 +14,8 @@ import pydantic
 from tau.agent import Agent, AgentTool, ToolUpdateCallback, agent_tool
 from tau.ai.providers.faux import FauxResponse, faux_model, text, thinking, tool_call
 from tau.ui import chat_app
-from tests.ui.conftest import run_node, serving
+from tests.factories import serving
+from tests.ui.conftest import run_node
 
 KEEP = ("type", "text", "state", "toolCallId", "input", "output", "errorText", "approval")
 

@@ -5,6 +5,7 @@ resumption's decisions (see :mod:`tau.agent.approval`)."""
 from __future__ import annotations
 
 import inspect
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -25,12 +26,12 @@ from tau.ai import ToolCall
 __all__ = ["ApprovalGate", "ResumableTool", "Verdict", "requires_approval"]
 
 
-class ResumableTool:
+class ResumableTool(ABC):
     """A tool that can continue a paused run of its own (a sub-agent tool)."""
 
+    @abstractmethod
     def resumed(self, state: RunState, decisions: Mapping[str, Decision]) -> AgentTool:
         """A tool whose execution resumes ``state`` with ``decisions``."""
-        raise NotImplementedError
 
 
 @dataclass(slots=True)

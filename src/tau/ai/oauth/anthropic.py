@@ -15,7 +15,6 @@ from urllib.parse import urlencode
 from tau.ai.oauth.base import (
     LoginCallbacks,
     OAuthCredentials,
-    OAuthError,
     OAuthProvider,
     Pkce,
     request_json,
@@ -114,25 +113,7 @@ class AnthropicOAuth(OAuthProvider):
             body=body,
             accept_errors=True,
         )
-        if status >= 400:
-            error = answer.get("error")
-            if isinstance(error, dict):
-                error = error.get("type")
-            detail = error if isinstance(error, str) and error else f"HTTP {status}"
-            if refreshing:
-                raise self.refused(detail)
-            raise OAuthError(f"Anthropic login: the code exchange was refused ({detail})")
-        access, refresh, expires_in = (
-            answer.get("access_token"),
-            answer.get("refresh_token"),
-            answer.get("expires_in"),
+        access, refresh, expires_in = self.tokens(
+            status, answer, "Anthropic", refreshing=refreshing
         )
-        if not (
-            isinstance(access, str)
-            and isinstance(refresh, str)
-            and isinstance(expires_in, int | float)
-        ):
-            raise OAuthError(
-                "Anthropic: the token answer lacks access_token/refresh_token/expires_in"
-            )
         return OAuthCredentials(access, refresh, time.time() + expires_in - _EARLY)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import secrets
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,7 +95,7 @@ class LoginCallbacks:
     cannot reach the callback (the first of the two to arrive wins)."""
 
 
-class OAuthProvider:
+class OAuthProvider(ABC):
     """One subscription login: ``login``, ``refresh`` and ``api_key`` of its credentials.
 
     Every endpoint is a constructor argument of the subclass, defaulting to the real one
@@ -108,13 +109,13 @@ class OAuthProvider:
     uses_callback_server: bool = False
     """Whether :meth:`login` listens on 127.0.0.1 for the browser's redirect."""
 
+    @abstractmethod
     def login(self, callbacks: LoginCallbacks) -> OAuthCredentials:
         """Run the login flow with a person; returns the credentials to store."""
-        raise NotImplementedError
 
+    @abstractmethod
     def refresh(self, credentials: OAuthCredentials) -> OAuthCredentials:
         """New credentials for expired (or expiring) ones; :class:`OAuthError` when refused."""
-        raise NotImplementedError
 
     def api_key(self, credentials: OAuthCredentials) -> str:
         """The key requests send (the access token, or a provider's packing of it)."""
@@ -132,6 +133,32 @@ class OAuthProvider:
             if isinstance(value, str) and value:
                 return value
         return ""
+
+    def tokens(
+        self, status: int, answer: Mapping[str, Any], who: str, *, refreshing: bool
+    ) -> tuple[str, str, float]:
+        """``(access, refresh, expires_in)`` of a token endpoint's answer (a code exchange, or
+        a refresh when ``refreshing``); :class:`OAuthError` for a refusal or missing fields."""
+        if status >= 400:
+            error = answer.get("error")
+            if isinstance(error, Mapping):  # Anthropic: {"error": {"type": ...}}
+                error = error.get("type")
+            detail = error if isinstance(error, str) and error else f"HTTP {status}"
+            if refreshing:
+                raise self.refused(detail)
+            raise OAuthError(f"{who} login: the code exchange was refused ({detail})")
+        access, refresh, expires_in = (
+            answer.get("access_token"),
+            answer.get("refresh_token"),
+            answer.get("expires_in"),
+        )
+        if not (
+            isinstance(access, str)
+            and isinstance(refresh, str)
+            and isinstance(expires_in, int | float)
+        ):
+            raise OAuthError(f"{who}: the token answer lacks access_token/refresh_token/expires_in")
+        return access, refresh, float(expires_in)
 
     def refused(self, detail: str) -> OAuthError:
         """The error of a refresh the server refused: names the provider, says to log in."""

@@ -13,6 +13,7 @@ import base64
 import json
 import os
 import time
+from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
@@ -172,9 +173,9 @@ class GoogleOAuth(OAuthProvider):
             {"token": credentials.access, "projectId": credentials.extra.get("projectId")}
         )
 
+    @abstractmethod
     def find_project(self, access: str, progress: Callable[[str], None]) -> str:
         """The Cloud project requests are billed to."""
-        raise NotImplementedError
 
     def _email(self, access: str) -> str | None:
         try:

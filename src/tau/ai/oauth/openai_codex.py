@@ -115,23 +115,7 @@ class OpenAICodexOAuth(OAuthProvider):
         status, answer = post_form(
             f"{self.auth_url}/oauth/token", form, who=who, accept_errors=True
         )
-        if status >= 400:
-            error = answer.get("error")
-            detail = error if isinstance(error, str) else f"HTTP {status}"
-            if refreshing:
-                raise self.refused(detail)
-            raise OAuthError(f"{who} login: the code exchange was refused ({detail})")
-        access, refresh, expires_in = (
-            answer.get("access_token"),
-            answer.get("refresh_token"),
-            answer.get("expires_in"),
-        )
-        if not (
-            isinstance(access, str)
-            and isinstance(refresh, str)
-            and isinstance(expires_in, int | float)
-        ):
-            raise OAuthError(f"{who}: the token answer lacks access_token/refresh_token/expires_in")
+        access, refresh, expires_in = self.tokens(status, answer, who, refreshing=refreshing)
         account = codex_account_id(access)
         if account is None:
             raise OAuthError(f"{who}: the access token names no ChatGPT account")
