@@ -47,6 +47,7 @@ params = xllamacpp.CommonParams()
 params.model.path, params.n_ctx, params.port = sys.argv[1], 2048, int(sys.argv[2])
 params.hostnames = ["127.0.0.1"]
 params.verbosity = -1
+params.sampling.seed = 7  # the same answer to the same request, run after run
 server = xllamacpp.Server(params)
 print(server.listening_address, flush=True)
 threading.Event().wait()
