@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from tau.ai.capabilities.serialization import dump_model  # noqa: E402
-from tau.ai.core.types import Model, ModelCost, OpenAICompletionsCompat  # noqa: E402
+from tau.ai.core.compat import OpenAICompletionsCompat  # noqa: E402
+from tau.ai.core.types import Model, ModelCost  # noqa: E402
 
 OUTPUT = ROOT / "src" / "tau" / "ai" / "lookup" / "catalog_data.json"
 # The subscription providers' models (GitHub Copilot, OpenAI Codex, Gemini CLI, Antigravity),

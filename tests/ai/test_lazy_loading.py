@@ -82,6 +82,7 @@ def test_import_loads_only_what_a_first_stream_needs() -> None:
     after_import, after_catalog, after_call = _run_probe()
     capabilities = (
         "tau.ai.capabilities.",
+        "tau.ai.core.compat",
         "tau.ai.structured",
         "tau.ai.lookup.catalog",
         "tau.ai.lookup.env_keys",
@@ -97,12 +98,14 @@ def test_import_loads_only_what_a_first_stream_needs() -> None:
     )
     assert sorted(m for m in after_import if m.startswith(capabilities)) == []
     # A catalog lookup loads the catalog (and the JSON form it is stored in, which redacts the
-    # error messages it writes), nothing more.
+    # error messages it writes, with the chat-completions compat its models may carry),
+    # nothing more.
     loaded = sorted(m for m in after_catalog - after_import if m.startswith("tau."))
     assert loaded == [
         "tau.ai.capabilities",
         "tau.ai.capabilities.secrets",
         "tau.ai.capabilities.serialization",
+        "tau.ai.core.compat",
         "tau.ai.lookup.catalog",
     ]
     assert "tau.ai.capabilities.fallback" not in after_call

@@ -8,7 +8,8 @@ from dataclasses import fields
 import pytest
 
 from tau.ai.capabilities.serialization import dump_model, load_compat, load_model
-from tau.ai.core.types import Model, OpenAICompletionsCompat
+from tau.ai.core.compat import OpenAICompletionsCompat
+from tau.ai.core.types import Model
 from tau.ai.providers.openai_completions.compat import detect_compat, resolve_compat
 from tests import factories
 

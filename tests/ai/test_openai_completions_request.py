@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tau.ai.core.compat import OpenAICompletionsCompat
 from tau.ai.core.types import (
     AssistantMessage,
     Context,
@@ -14,7 +15,6 @@ from tau.ai.core.types import (
     Message,
     Modality,
     Model,
-    OpenAICompletionsCompat,
     StopReason,
     TextContent,
     ThinkingContent,

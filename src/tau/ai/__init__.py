@@ -50,7 +50,6 @@ from tau.ai.core.types import (
     Message,
     Model,
     ModelCost,
-    OpenAICompletionsCompat,
     StopReason,
     TextContent,
     ThinkingBudgets,
@@ -176,6 +175,7 @@ _LAZY = {
     "complete_structured": "tau.ai.structured.run",
     "stream_structured": "tau.ai.structured.run",
     "Settings": "tau.ai.core.settings_types",
+    "OpenAICompletionsCompat": "tau.ai.core.compat",
     "UnknownModelError": "tau.ai.lookup.catalog",
     "find_model": "tau.ai.lookup.catalog",
     "get_model": "tau.ai.lookup.catalog",
@@ -336,6 +336,7 @@ if TYPE_CHECKING:
         validate_tool_arguments,
         validate_tool_call,
     )
+    from tau.ai.core.compat import OpenAICompletionsCompat
     from tau.ai.core.settings_types import Settings
     from tau.ai.lookup.catalog import (
         UnknownModelError,

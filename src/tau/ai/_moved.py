@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 # old module -> the modules its names live in now (the first one is "where it moved")
 MOVED: dict[str, tuple[str, ...]] = {
-    "tau.ai.types": ("tau.ai.core.types",),
+    "tau.ai.types": ("tau.ai.core.types", "tau.ai.core.compat"),
     "tau.ai.events": ("tau.ai.core.events",),
     "tau.ai.errors": ("tau.ai.core.errors",),
     "tau.ai.abort": ("tau.ai.core.abort",),

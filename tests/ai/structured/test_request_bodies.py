@@ -14,7 +14,7 @@ import pytest
 from openai.types.shared_params import ResponseFormatJSONSchema
 
 from tau.ai import Context, Model, UserMessage
-from tau.ai.core.types import OpenAICompletionsCompat
+from tau.ai.core.compat import OpenAICompletionsCompat
 from tau.ai.providers.anthropic.request import request_body as anthropic_body
 from tau.ai.providers.google.request import request_body as google_body
 from tau.ai.providers.mistral.request import request_body as mistral_body

@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 import jiter
 
 from tau.ai.capabilities.secrets import redact_secrets
+from tau.ai.core.compat import OpenAICompletionsCompat
 from tau.ai.core.types import (
     AssistantContent,
     AssistantMessage,
@@ -22,7 +23,6 @@ from tau.ai.core.types import (
     Message,
     Model,
     ModelCost,
-    OpenAICompletionsCompat,
     TextContent,
     ThinkingContent,
     Tool,

@@ -5,9 +5,11 @@
 :func:`tau.ai.stream` accepts exactly the keys of the adapter its model's api names: any
 other key is a ``TypeError`` at the call, like an unknown keyword argument, naming the close
 matches (:func:`check_options`).
-"""
 
-from __future__ import annotations
+The annotations are evaluated (no ``from __future__ import annotations``): a ``TypedDict``
+turns each string annotation into a compiled ``ForwardRef``, which cost ``import tau.ai``
+about 0.2 ms here.
+"""
 
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NotRequired, TypeAlias, TypedDict

@@ -15,21 +15,14 @@ any size stays linear however many deltas it arrives in.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Never, TypeAlias, TypedDict
+from dataclasses import Field, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-    from typing_extensions import TypeVar
 
+    from tau.ai.core.compat import OpenAICompletionsCompat
     from tau.ai.streaming.partial_json import IncrementalJsonParser
-
-    Unset = TypeVar("Unset", default=None)
-else:
-    from typing import TypeVar
-
-    # The default (None: a compat as users write it) matters to type checkers only.
-    Unset = TypeVar("Unset")
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
 """Why a response ended. ``error`` and ``aborted`` arrive as an ``error`` event."""
@@ -55,6 +48,29 @@ class ThinkingBudgets(TypedDict, total=False):
 def now_ms() -> int:
     """The current time as integer Unix milliseconds, the timestamp unit of every message."""
     return int(time.time() * 1000)
+
+
+class _Record:
+    """Value equality and the usual repr, written once for the dataclasses below.
+
+    ``@dataclass`` generates (compiles) both for every class by default, which cost
+    ``import tau.ai`` about 2 ms for these eight; these behave the same (equal when of the
+    same class with equal fields, ``Name(field=value, ...)``). Each is declared
+    ``@dataclass(slots=True, eq=False, repr=False)``: only ``__init__`` is generated.
+    """
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        names = [f.name for f in fields(self)]
+        return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return f"{type(self).__qualname__}({shown})"
 
 
 # --------------------------------------------------------------------------- content blocks
@@ -230,13 +246,29 @@ class ToolCall:
         return f"ToolCall(id={self.id!r}, name={self.name!r}, arguments={self.arguments!r})"
 
 
-@dataclass(slots=True)
 class ImageContent:
     """An image, as base64 data with its MIME type."""
 
-    data: str
-    mime_type: str
-    type: Literal["image"] = field(default="image", init=False)
+    # A plain class like the other blocks: a dataclass's generated methods cost
+    # ``import tau.ai`` half a millisecond for two fields.
+    __slots__ = ("data", "mime_type")
+    __match_args__ = ("data", "mime_type")
+    type: ClassVar[Literal["image"]] = "image"
+
+    def __init__(self, data: str, mime_type: str) -> None:
+        self.data = data
+        self.mime_type = mime_type
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ImageContent)
+            and self.data == other.data
+            and self.mime_type == other.mime_type
+        )
+
+    def __repr__(self) -> str:
+        # The data is base64 of a whole image: its size says enough.
+        return f"ImageContent(mime_type={self.mime_type!r}, data=<{len(self.data):,} chars>)"
 
 
 AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
@@ -248,8 +280,8 @@ UserContent: TypeAlias = TextContent | ImageContent
 # --------------------------------------------------------------------------- usage
 
 
-@dataclass(slots=True)
-class UsageCost:
+@dataclass(slots=True, eq=False, repr=False)
+class UsageCost(_Record):
     """Cost of one response in USD, per component."""
 
     input: float = 0.0
@@ -259,8 +291,8 @@ class UsageCost:
     total: float = 0.0
 
 
-@dataclass(slots=True)
-class Usage:
+@dataclass(slots=True, eq=False, repr=False)
+class Usage(_Record):
     """Token counts of one response.
 
     ``input`` is the non-cached prompt tokens; ``cache_read`` and ``cache_write`` are separate
@@ -280,8 +312,8 @@ class Usage:
 # --------------------------------------------------------------------------- messages
 
 
-@dataclass(slots=True)
-class UserMessage:
+@dataclass(slots=True, eq=False, repr=False)
+class UserMessage(_Record):
     """A user turn: plain text, or a list of text and image blocks."""
 
     content: str | list[UserContent]
@@ -289,8 +321,8 @@ class UserMessage:
     role: Literal["user"] = field(default="user", init=False)
 
 
-@dataclass(slots=True)
-class AssistantMessage:
+@dataclass(slots=True, eq=False, repr=False)
+class AssistantMessage(_Record):
     """A model turn, with the api, provider and model that produced it (needed for handoff)."""
 
     content: list[AssistantContent]
@@ -317,8 +349,8 @@ class AssistantMessage:
         return [b for b in self.content if isinstance(b, ToolCall)]
 
 
-@dataclass(slots=True)
-class ToolResultMessage:
+@dataclass(slots=True, eq=False, repr=False)
+class ToolResultMessage(_Record):
     """The result of one tool call. ``details`` is for apps and is never sent to a provider."""
 
     tool_call_id: str
@@ -385,8 +417,8 @@ class Tool:
         return f"{type(self).__name__}(name={self.name!r})"
 
 
-@dataclass(slots=True)
-class Context:
+@dataclass(slots=True, eq=False, repr=False)
+class Context(_Record):
     """Everything one call sends: system prompt, message history, tool schemas.
 
     A plain ``str`` among the messages (or as ``messages`` itself) is one user message, as it
@@ -421,8 +453,8 @@ class Context:
 # --------------------------------------------------------------------------- models
 
 
-@dataclass(slots=True)
-class ModelCost:
+@dataclass(slots=True, eq=False, repr=False)
+class ModelCost(_Record):
     """Prices in USD per million tokens."""
 
     input: float = 0.0
@@ -431,70 +463,8 @@ class ModelCost:
     cache_write: float = 0.0
 
 
-ThinkingFormat: TypeAlias = Literal["openai", "openrouter", "zai", "qwen", "qwen-chat-template"]
-"""How a chat-completions endpoint switches reasoning on (see ``OpenAICompletionsCompat``)."""
-MaxTokensField: TypeAlias = Literal["max_completion_tokens", "max_tokens"]
-
-JsonOutputSupport: TypeAlias = Literal["json_schema", "json_object_schema", "json_object", "none"]
-"""What a chat-completions endpoint's ``response_format`` takes: OpenAI's ``json_schema``,
-``json_object`` with a ``schema`` beside it (llama-cpp-python's server, Anyscale), the JSON
-mode alone, or nothing."""
-"""The request field a chat-completions endpoint reads the output limit from."""
-
-_DETECTED: Any = None  # a field's default: decided by detection when the call is made
-
-
-@dataclass(slots=True)
-class OpenAICompletionsCompat(Generic[Unset]):
-    """Per-endpoint differences of the OpenAI chat-completions protocol.
-
-    Every field left as None is auto-detected from the provider id and base URL; a value set
-    here overrides detection field by field. This is the one declaration of the fields: the
-    resolved form, :data:`ResolvedCompat`, is this same class with every field decided (its
-    type parameter says no field is None), and the JSON form uses pi's camelCase names.
-    """
-
-    supports_store: bool | Unset = _DETECTED
-    """Whether the endpoint takes ``store`` (tau sends ``store: false``)."""
-    supports_developer_role: bool | Unset = _DETECTED
-    """Whether a reasoning model's system prompt goes in the ``developer`` role."""
-    supports_reasoning_effort: bool | Unset = _DETECTED
-    """Whether ``reasoning_effort`` is sent at all."""
-    reasoning_effort_map: dict[str, str] | Unset = _DETECTED
-    """Reasoning levels renamed for the endpoint (Groq's Qwen3 takes ``default``)."""
-    supports_usage_in_streaming: bool | Unset = _DETECTED
-    """Whether ``stream_options: {include_usage: true}`` is sent."""
-    max_tokens_field: MaxTokensField | Unset = _DETECTED
-    """Which field carries the output limit."""
-    requires_tool_result_name: bool | Unset = _DETECTED
-    """Whether a tool result carries its tool's ``name``."""
-    requires_assistant_after_tool_result: bool | Unset = _DETECTED
-    """Whether a user turn after tool results needs an assistant turn between."""
-    requires_thinking_as_text: bool | Unset = _DETECTED
-    """Whether replayed thinking goes in front of the text instead of its own field."""
-    thinking_format: ThinkingFormat | Unset = _DETECTED
-    """How reasoning is switched on (``reasoning_effort``, OpenRouter, z.ai, Qwen…)."""
-    open_router_routing: dict[str, list[str]] | Unset = _DETECTED
-    """OpenRouter's ``provider`` routing (``only``, ``order``)."""
-    vercel_gateway_routing: dict[str, list[str]] | Unset = _DETECTED
-    """Vercel AI Gateway's routing (``only``, ``order``)."""
-    supports_strict_mode: bool | Unset = _DETECTED
-    """Whether each tool carries ``strict: false``."""
-    supports_prompt_cache_key: bool | Unset = _DETECTED
-    """Whether the session id is sent as ``prompt_cache_key``."""
-    accepts_empty_tools: bool | Unset = _DETECTED
-    """Whether ``tools: []`` may be sent (api.openai.com rejects an empty list)."""
-    json_output: JsonOutputSupport | Unset = _DETECTED
-    """Native structured output (see :data:`JsonOutputSupport`); with the JSON mode alone the
-    schema goes in a system message."""
-
-
-ResolvedCompat: TypeAlias = "OpenAICompletionsCompat[Never]"
-"""An :class:`OpenAICompletionsCompat` with every field decided (none is None)."""
-
-
-@dataclass(slots=True)
-class Model:
+@dataclass(slots=True, eq=False, repr=False)
+class Model(_Record):
     """One model of one provider, and how to reach it."""
 
     id: str

@@ -65,13 +65,15 @@ BUILTIN_PROVIDERS: dict[str, str] = {
 to ``PROVIDER``; the extra is what a failed import asks to install)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class ApiProvider:
     """What the registry holds for one api: the two entry points' functions and their checks.
 
     Made from a :class:`Provider` record (``record``), or from functions given to
     :func:`register_api_provider`. ``options``/``simple_options`` are the ``TypedDict``s each
-    function takes; None accepts any key.
+    function takes; None accepts any key. Read-only by convention: registering again replaces
+    the whole record. (Not a frozen dataclass, and compared by identity: the methods those
+    generate cost ``import tau.ai`` about 0.35 ms and nothing uses them.)
     """
 
     api: str
@@ -90,7 +92,7 @@ class ApiProvider:
             ("simple_option_keys", self.simple_options),
         ):
             if typed is not None:
-                object.__setattr__(self, name, option_keys(typed))
+                setattr(self, name, option_keys(typed))
 
     def check(self, options: Mapping[str, Any], *, simple: bool = False) -> None:
         """Raise ``TypeError`` for an option this provider does not take.
@@ -120,13 +122,17 @@ registered since."""
 _entry_points_loaded = False
 
 
-@dataclass(frozen=True, slots=True)
 class _Target:
     """Where an api's record is: an entry point's ``module[:ATTR] [extra,...]``, read here
     rather than by ``importlib.metadata`` (whose import alone costs more than ``tau.ai``'s)."""
 
-    name: str
-    value: str
+    # A plain class: a dataclass's generated methods cost import time and nothing here
+    # compares or prints these.
+    __slots__ = ("name", "value")
+
+    def __init__(self, name: str, value: str) -> None:
+        self.name = name
+        self.value = value
 
     @property
     def module(self) -> str:

@@ -9,7 +9,6 @@ runs the adapter as a task around a builder.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Hashable
 from typing import Any
 
@@ -238,6 +237,9 @@ class MessageBuilder:
             assert isinstance(block, ToolCall)
             if arguments is not None:
                 block.arguments = arguments
+                # Imported here: only whole-argument calls need it, and not `import tau.ai`.
+                import json
+
                 text = json.dumps(arguments)
                 self._room -= len(text)
                 if self._room < 0:

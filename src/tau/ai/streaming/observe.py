@@ -17,7 +17,6 @@ It also holds the logging helpers of the HTTP layer, which must never write a se
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
@@ -92,7 +91,16 @@ http_observer: ContextVar[HttpObserver | None] = ContextVar("tau_http_observer",
 
 # --------------------------------------------------------------------------- secrets in logs
 
-_SECRET_PARAM = re.compile(r"key|token|secret|sig|auth|pass|cred|code", re.IGNORECASE)
+_SECRET_WORDS = ("key", "token", "secret", "sig", "auth", "pass", "cred", "code")
+"""A query parameter whose name contains one of these (in any case) holds a secret."""
+
+
+def _secret_name(name: str) -> bool:
+    # Substrings, not a compiled pattern: compiling one cost ``import tau.ai`` 0.3 ms.
+    lowered = name.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
 SECRET_HEADERS = frozenset(
     {
         "authorization",
@@ -120,7 +128,7 @@ def loggable_url(url: str) -> str:
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
         query = urlencode(
-            [(name, "***" if _SECRET_PARAM.search(name) else value) for name, value in pairs],
+            [(name, "***" if _secret_name(name) else value) for name, value in pairs],
             safe="*",
         )
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
@@ -138,7 +146,7 @@ def secrets_of(headers: Mapping[str, str], url: str) -> list[str]:
             if token and scheme.isalpha():
                 found.append(token)  # "Bearer sk-…": the bare token too
     for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
-        if value and _SECRET_PARAM.search(name):
+        if value and _secret_name(name):
             found.append(value)
     return found
 

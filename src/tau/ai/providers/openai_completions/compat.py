@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
-from tau.ai.core.types import Model, OpenAICompletionsCompat, ResolvedCompat, ThinkingFormat
+from tau.ai.core.compat import OpenAICompletionsCompat, ResolvedCompat, ThinkingFormat
+from tau.ai.core.types import Model
 
 
 def is_endpoint(model: Model, provider: str, *url_parts: str) -> bool:

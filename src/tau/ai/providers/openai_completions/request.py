@@ -17,6 +17,7 @@ from tau.ai.capabilities.transform_messages import (
     normalize_id_openai_completions,
     transform_messages,
 )
+from tau.ai.core.compat import ResolvedCompat
 from tau.ai.core.errors import ProviderError
 from tau.ai.core.options import OutputSchema
 from tau.ai.core.types import (
@@ -25,7 +26,6 @@ from tau.ai.core.types import (
     ImageContent,
     Message,
     Model,
-    ResolvedCompat,
     TextContent,
     ThinkingContent,
     Tool,
