@@ -159,7 +159,8 @@ class GoogleDecoder:
                 builder.text(None, text, signature=signature)
             return
         call = part.get("functionCall")
-        if isinstance(call, Mapping):
+        # dict, not Mapping: parsed JSON is made of dicts, and an ABC check costs per part.
+        if isinstance(call, dict):
             self._function_call(call, signature)
         # Server-side tool parts (executableCode, codeExecutionResult, toolCall…) carry nothing
         # tau models; the text the model writes about them arrives as text parts.
@@ -210,7 +211,7 @@ class GoogleDecoder:
         more = False
         pieces: list[str] = []
         for value in values:
-            if not isinstance(value, Mapping):
+            if not isinstance(value, dict):
                 raise self._bad_arguments(f"a partialArgs entry is not an object: {value!r}"[:200])
             path = value.get("jsonPath")
             if not isinstance(path, str):

@@ -130,4 +130,5 @@ class GeminiCliDecoder(GoogleDecoder):
     def apply(self, chunk: Mapping[str, Any]) -> None:
         """Apply one decoded chunk."""
         inner = chunk.get("response")
-        super().apply(inner if isinstance(inner, Mapping) else chunk)
+        # dict, not Mapping: parsed JSON is made of dicts, and an ABC check costs per chunk.
+        GoogleDecoder.apply(self, inner if isinstance(inner, dict) else chunk)
