@@ -9,10 +9,12 @@ escapes iteration; and no task or connection is left behind.
 from __future__ import annotations
 
 import asyncio
+import os
 
 import httpx2
 import pytest
 
+import tau
 from tau.ai import AbortController, AssistantMessageEvent, Context, UserMessage, stream
 from tests.ai.fault_cases import AdapterCase, case_params
 from tests.ai.servers import CLOSE, JSON_HEADERS, STALL, LocalServer, Reply
@@ -68,10 +70,15 @@ async def _assert_no_leaks(server: LocalServer, client: httpx2.AsyncClient) -> N
     assert not leftover, leftover
 
 
+# The package's own directory, not any path with "/tau/" in it: a checkout in such a folder
+# would count the test server's tasks as tau's.
+_TAU_PACKAGE = os.path.dirname(tau.__file__) + os.sep
+
+
 def _started_by_tau(task: asyncio.Task[object]) -> bool:
     code = getattr(task.get_coro(), "cr_code", None)
     # Async-generator finalizers (no code object) are closing some iterator: wait for them too.
-    return code is None or "/tau/" in code.co_filename
+    return code is None or code.co_filename.startswith(_TAU_PACKAGE)
 
 
 def _error(events: list[AssistantMessageEvent]) -> str:
