@@ -361,3 +361,30 @@ def test_handlers_change_a_tool_call_and_the_context(tau, script, tmp_path: Path
     # The model answered the message the handler added; the session's messages lack it.
     assert final["messages"][-1]["content"][0]["text"] == "seen only by the model"
     assert texts.count("seen only by the model") == 1
+
+
+def test_minus_m_names_an_extensions_model(tau, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # An unknown -m name loads the extensions first (they may add it), then looks again.
+    path = tmp_path / "models_ext.py"
+    path.write_text(
+        "from tau.ai import faux\n\n"
+        "def setup(tau):\n"
+        "    tau.register_model(faux.faux_model(provider='team', id='echo-bot'))\n"
+    )
+    done = tau("-e", str(path), "-m", "team/echo-bot", "echo this back")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "echo this back"  # the extension's echo model answered
+    # The session remembers it; resumed with the extension, the same model answers.
+    again = tau("-e", str(path), "-c", "and again")
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.startswith("resumed 2 messages · team/echo-bot"), again.stderr
+    assert again.stdout.strip() == "and again"
+    # A name no extension adds is still unknown (exit 2), with the extensions' close matches.
+    missing = tau("-e", str(path), "-m", "team/echo-bots", "x")
+    assert missing.returncode == 2
+    assert "unknown model 'echo-bots' for provider 'team' (did you mean: echo-bot?)" in (
+        missing.stderr
+    )
+    missing = tau("--no-extensions", "-m", "team/echo-bot", "x")
+    assert missing.returncode == 2
+    assert "unknown provider 'team'" in missing.stderr

@@ -375,6 +375,11 @@ def add_model(model: Model) -> None:
     _ADDED[(model.provider, model.id)] = model
 
 
+def added_models() -> list[Model]:
+    """The models extensions added in this process (:func:`add_model`)."""
+    return list(_ADDED.values())
+
+
 def remove_model(model: Model) -> None:
     """Forget a model :func:`add_model` added (``/reload``)."""
     _ADDED.pop((model.provider, model.id), None)

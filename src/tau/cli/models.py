@@ -41,7 +41,13 @@ from tau.ai import (
 )
 from tau.ai.adapters import INSTALL_HINT, LOCAL_PROVIDER
 from tau.cli.config import load_config
-from tau.cli.custom_models import CustomModelError, custom_models, lookup, models_path
+from tau.cli.custom_models import (
+    CustomModelError,
+    added_models,
+    custom_models,
+    lookup,
+    models_path,
+)
 from tau.cli.errors import UsageError
 
 # Providers tried, in this order, when the environment has their key; then the rest of the catalog.
@@ -93,12 +99,15 @@ def suggest(word: str, options: list[str]) -> str:
 
 
 def _known_providers() -> list[str]:
-    return sorted({*get_providers(), *custom_models().providers})
+    added = (m.provider for m in added_models())
+    return sorted({*get_providers(), *custom_models().providers, *added})
 
 
 def _custom(provider: str) -> list[Model]:
+    """``provider``'s models from models.json and from extensions."""
     entry = custom_models().providers.get(provider)
-    return entry.models if entry is not None else []
+    added = [m for m in added_models() if m.provider == provider]
+    return (entry.models if entry is not None else []) + added
 
 
 def _by_id(model_id: str) -> list[Model]:

@@ -15,6 +15,8 @@ from tau.cli.input_text import clean_text
 from tau.cli.run_control import fallback_models, usage_limits
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tau.ai import Model
     from tau.ai import Settings as ModelSettings
     from tau.cli.app import Settings
@@ -24,14 +26,29 @@ def _warn(text: str) -> None:
     sys.stderr.write(f"tau: warning: {text}\n")
 
 
-def _session_model(entry: dict[str, Any] | None) -> Model | None:
+def _or_an_extensions(args: argparse.Namespace, find: Callable[[], Model]) -> Model:
+    """``find()``; when the model it names is unknown, it may be one an extension adds: the
+    extensions are loaded first (as the run loads them later) and ``find`` tries again."""
+    try:
+        return find()
+    except UsageError:
+        if getattr(args, "no_extensions", False):
+            raise
+        from tau.cli.extensions import preload
+
+        if not preload(getattr(args, "extension", ())).models:
+            raise
+        return find()
+
+
+def _session_model(args: argparse.Namespace, entry: dict[str, Any] | None) -> Model | None:
     """The resumed session's model, if it can still be used here (else a warning)."""
     from tau.cli.models import ModelChoiceError, check_credentials, model_from_entry
 
     if entry is None:
         return None
     try:
-        model = model_from_entry(entry)
+        model = _or_an_extensions(args, lambda: model_from_entry(entry))
         check_credentials(model)
     except (UsageError, ModelChoiceError) as exc:
         name = f"{entry.get('provider')}/{entry.get('modelId')}"
@@ -104,9 +121,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     session = Session.open(session_path) if session_path is not None else None
     model = None
     if args.model is None and args.base_url is None and session is not None:
-        model = _session_model(session.model_entry)
+        model = _session_model(args, session.model_entry)
     if model is None:
-        model = choose_model(args.model, base_url=args.base_url)
+        model = _or_an_extensions(args, lambda: choose_model(args.model, base_url=args.base_url))
         use_api_key(getattr(args, "api_key", None), model)
         check_credentials(model)
     thinking = args.thinking

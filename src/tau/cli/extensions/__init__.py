@@ -18,7 +18,7 @@ from tau.cli.extensions.api import (
     ToolCallEvent,
 )
 from tau.cli.extensions.bus import DEFAULT_TIMEOUT, EventBus
-from tau.cli.extensions.host import Customizations, ExtensionOptions, check_flags
+from tau.cli.extensions.host import Customizations, ExtensionOptions, check_flags, preload
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -33,4 +33,5 @@ __all__ = [
     "SessionEvent",
     "ToolCallEvent",
     "check_flags",
+    "preload",
 ]

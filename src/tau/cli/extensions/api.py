@@ -208,8 +208,8 @@ class ExtensionAPI:
 
     def register_model(self, model: Model) -> None:
         """Make ``model`` (a :class:`tau.ai.Model`, its API served by a built-in adapter or one
-        given to :meth:`register_provider`) usable as ``/model provider/id`` and in
-        ``--models``; ``-m`` is parsed before extensions load, so it cannot name it."""
+        given to :meth:`register_provider`) usable as ``-m provider/id``, ``/model provider/id``
+        and in ``--models``, and when a session that used it is resumed."""
         self.host.add_model(self, model)
 
     def register_provider(self, record: Any) -> None:

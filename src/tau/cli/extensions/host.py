@@ -397,12 +397,10 @@ def _block_reason(answer: Any) -> str | None:
 _FLAG = re.compile(r"--[a-z][a-z0-9-]*(=.*)?", re.S)
 
 
-def check_flags(given: Sequence[str], paths: Sequence[str], enabled: bool) -> list[str]:
-    """The flags of ``given`` (``tau``'s unknown arguments) that no extension declares: the
-    extensions are loaded (their ``setup`` run) to find out."""
-    unknown = [g for g in given if not _FLAG.fullmatch(g)]
-    if unknown or not given:
-        return unknown or []
+def preload(paths: Sequence[str], enabled: bool = True) -> Customizations:
+    """The extensions loaded (their ``setup`` run) before the run's own load, for what the
+    command line needs from them first: the flags they declare, the models they add (which
+    stay findable by ``provider/id``). No skills, templates or context files are read."""
     from tau.cli.tools.paths import Workspace
 
     custom = Customizations(
@@ -411,5 +409,14 @@ def check_flags(given: Sequence[str], paths: Sequence[str], enabled: bool) -> li
         ExtensionOptions(enabled=enabled, paths=tuple(paths)),
     )
     custom.load()
-    declared = set(custom.flags)
+    return custom
+
+
+def check_flags(given: Sequence[str], paths: Sequence[str], enabled: bool) -> list[str]:
+    """The flags of ``given`` (``tau``'s unknown arguments) that no extension declares: the
+    extensions are loaded (their ``setup`` run) to find out."""
+    unknown = [g for g in given if not _FLAG.fullmatch(g)]
+    if unknown or not given:
+        return unknown or []
+    declared = set(preload(paths, enabled).flags)
     return [g for g in given if g[2:].partition("=")[0] not in declared]
