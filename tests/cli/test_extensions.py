@@ -100,6 +100,10 @@ def test_custom_command_in_print_mode(tau, script, tmp_path: Path) -> None:  # t
     # The extension's own flag, anywhere on the command line; an undeclared one is refused.
     done = tau("--model", script([{"echo": True}]), *ext, "/greet Ann", "--greeting=Howdy")
     assert "tau: Howdy, Ann!" in done.stderr
+    # A flag whose default is a string takes its value as the next word too.
+    done = tau("--model", script([{"echo": True}]), *ext, "--greeting", "Hi", "/greet Ann")
+    assert done.returncode == 0, done.stderr
+    assert "tau: Hi, Ann!" in done.stderr
     done = tau("--model", script([{"echo": True}]), *ext, "--no-such-flag", "/greet Ann")
     assert done.returncode == 2 and "unrecognized arguments: --no-such-flag" in done.stderr
     # /remember keeps a note in the session and sends a message about it.
@@ -388,3 +392,19 @@ def test_minus_m_names_an_extensions_model(tau, tmp_path: Path) -> None:  # type
     missing = tau("--no-extensions", "-m", "team/echo-bot", "x")
     assert missing.returncode == 2
     assert "unknown provider 'team'" in missing.stderr
+
+
+def test_a_switch_flag_leaves_the_next_word_to_the_prompt(tau, script, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "switch_ext.py"
+    path.write_text(
+        "def setup(tau):\n"
+        "    tau.register_flag('loud', 'shout the prompt back')\n"
+        "    def shout(event):\n"
+        "        if tau.flag('loud'):\n"
+        "            tau.notify('loud is on')\n"
+        "    tau.on('agent_start', shout)\n"
+    )
+    done = tau("--model", script([{"echo": True}]), "-e", str(path), "--loud", "hello there")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "hello there"  # the word after a switch is the prompt's
+    assert "loud is on" in done.stderr

@@ -257,9 +257,16 @@ def _dispatch(argv: Sequence[str]) -> int:
         parser = run_parser()
         args, extra = parser.parse_known_intermixed_args(argv)
         if extra:  # an extension's --flag, or a mistake
-            from tau.cli.extensions import check_flags
+            from tau.cli.extensions import declared_flags, join_flag_values, unknown_flags
 
-            unknown = check_flags(extra, args.extension, not args.no_extensions)
+            declared = declared_flags(extra, args.extension, not args.no_extensions)
+            # `--name VALUE` for an extension's flag that takes a value: argparse took VALUE
+            # for the prompt; joined as `--name=VALUE`, the command line is parsed again.
+            joined = join_flag_values(argv, extra, declared)
+            if joined is not None:
+                argv = joined
+                args, extra = parser.parse_known_intermixed_args(argv)
+            unknown = unknown_flags(extra, declared)
             if unknown:
                 parser.error(f"unrecognized arguments: {' '.join(unknown)}")
         args.extension_flags = tuple(extra)

@@ -18,7 +18,14 @@ from tau.cli.extensions.api import (
     ToolCallEvent,
 )
 from tau.cli.extensions.bus import DEFAULT_TIMEOUT, EventBus
-from tau.cli.extensions.host import Customizations, ExtensionOptions, check_flags, preload
+from tau.cli.extensions.host import (
+    Customizations,
+    ExtensionOptions,
+    declared_flags,
+    join_flag_values,
+    preload,
+    unknown_flags,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -32,6 +39,8 @@ __all__ = [
     "HeadlessUI",
     "SessionEvent",
     "ToolCallEvent",
-    "check_flags",
+    "declared_flags",
+    "join_flag_values",
     "preload",
+    "unknown_flags",
 ]

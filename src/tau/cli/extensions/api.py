@@ -220,8 +220,11 @@ class ExtensionAPI:
         register_provider(record)
 
     def register_flag(self, name: str, help: str, *, default: Any = None) -> None:
-        """Accept ``--name`` (True) or ``--name=VALUE`` on ``tau``'s command line; read it
-        with :meth:`flag`."""
+        """Accept ``--name`` on ``tau``'s command line; read it with :meth:`flag`.
+
+        A flag whose ``default`` is a string takes a value (``--name VALUE`` or
+        ``--name=VALUE``); any other is a switch (``--name`` gives True, ``--name=VALUE``
+        still gives the text)."""
         self.host.add_flag(self, name, help, default)
 
     def flag(self, name: str) -> Any:

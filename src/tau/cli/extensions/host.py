@@ -14,7 +14,7 @@ import contextlib
 import inspect
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -412,11 +412,40 @@ def preload(paths: Sequence[str], enabled: bool = True) -> Customizations:
     return custom
 
 
-def check_flags(given: Sequence[str], paths: Sequence[str], enabled: bool) -> list[str]:
-    """The flags of ``given`` (``tau``'s unknown arguments) that no extension declares: the
-    extensions are loaded (their ``setup`` run) to find out."""
-    unknown = [g for g in given if not _FLAG.fullmatch(g)]
-    if unknown or not given:
-        return unknown or []
-    declared = set(preload(paths, enabled).flags)
-    return [g for g in given if g[2:].partition("=")[0] not in declared]
+def declared_flags(given: Sequence[str], paths: Sequence[str], enabled: bool) -> dict[str, Any]:
+    """The flags the extensions declare (name -> default), loading them (their ``setup``
+    run) to find out; ``{}`` without loading when some of ``given`` (``tau``'s unknown
+    arguments) is no flag at all, which no extension can make right."""
+    if not given or not all(_FLAG.fullmatch(g) for g in given):
+        return {}
+    return {name: default for name, (_, default) in preload(paths, enabled).flags.items()}
+
+
+def join_flag_values(
+    argv: Sequence[str], given: Sequence[str], declared: Mapping[str, Any]
+) -> list[str] | None:
+    """``argv`` with each ``--name VALUE`` of a declared flag that takes a value (its default
+    is a string) written ``--name=VALUE``; None when ``given`` has no such flag bare."""
+    wanted = {g[2:] for g in given if "=" not in g and isinstance(declared.get(g[2:], 0), str)}
+    if not wanted:
+        return None
+    joined: list[str] = []
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--":
+            joined += argv[index:]
+            break
+        following = argv[index + 1] if index + 1 < len(argv) else ""
+        if token.startswith("--") and token[2:] in wanted and following[:1] not in ("", "-"):
+            joined.append(f"{token}={following}")
+            index += 2
+            continue
+        joined.append(token)
+        index += 1
+    return joined
+
+
+def unknown_flags(given: Sequence[str], declared: Mapping[str, Any]) -> list[str]:
+    """The arguments of ``given`` that are no declared flag (what ``tau`` refuses)."""
+    return [g for g in given if not _FLAG.fullmatch(g) or g[2:].partition("=")[0] not in declared]
