@@ -81,7 +81,16 @@ MALFORMED: list[tuple[Any, str]] = [
         ),
         "not valid base64",
     ),
-    ({**body("c", user("x")), "trigger": "regenerate-message"}, "not supported"),
+    ({**body("c", user("x")), "trigger": "resume-stream"}, "not supported"),
+    # Regenerating needs the page's messages to end at a user message the chat has.
+    ({**body("c", user("x")), "trigger": "regenerate-message"}, "no answer to user message 1"),
+    (
+        {
+            **body("c", user("x"), {"role": "assistant", "parts": []}),
+            "trigger": "regenerate-message",
+        },
+        "needs the messages up to a user message",
+    ),
 ]
 
 
@@ -157,6 +166,10 @@ async def test_decisions_for_a_chat_that_is_not_paused_are_409() -> None:
         assert paused.status_code == 200
         again = await client.post(f"{url}/api/chat", json=body("p", user("another")))
         assert again.status_code == 409 and "waits for decisions" in again.json()["error"]
+        # Regenerating the paused answer would drop the calls that wait: 409 as well.
+        regenerate = {**body("p", user("clean up")), "trigger": "regenerate-message"}
+        redo = await client.post(f"{url}/api/chat", json=regenerate)
+        assert redo.status_code == 409 and "waits for decisions" in redo.json()["error"]
         undecided = {**forged, "parts": [{**forged["parts"][0], "approval": {"id": "del_0"}}]}
         missing = await client.post(f"{url}/api/chat", json=body("p", user("x"), undecided))
         assert (

@@ -13,7 +13,7 @@ import pydantic
 
 from tau.agent import Agent, AgentTool, ToolUpdateCallback, agent_tool
 from tau.ai.providers.faux import FauxResponse, faux_model, text, thinking, tool_call
-from tau.ui import chat_app
+from tau.ui import MemoryChatStore, chat_app
 from tests.factories import serving
 from tests.ui.conftest import run_node
 
@@ -36,9 +36,18 @@ def user(text_: str, id_: str = "u1") -> dict[str, Any]:
 
 
 async def ask(
-    cache: Path, url: str, chat_id: str, messages: list[dict[str, Any]], **extra: Any
+    cache: Path,
+    url: str,
+    chat_id: str,
+    messages: list[dict[str, Any]],
+    trigger: str = "submit-message",
+    message_id: str | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
-    body = {"id": chat_id, "messages": messages, "trigger": "submit-message"}
+    # The body useChat's transport posts (`messageId` with regenerate(messageId)).
+    body: dict[str, Any] = {"id": chat_id, "messages": messages, "trigger": trigger}
+    if message_id is not None:
+        body["messageId"] = message_id
     answer = await run_node(
         cache, "ai_sdk_client.mjs", {"url": f"{url}/api/chat", "body": body, **extra}
     )
@@ -340,3 +349,44 @@ async def test_tool_progress_streams_as_preliminary_output(node_oracle: Path) ->
     assert [c["output"] for c in outputs] == ["1/3", "2/3", "3/3", "counted to 3"]
     assert [c.get("preliminary") for c in outputs] == [True, True, True, None]
     assert parts(answer["message"])[1]["output"] == "counted to 3"
+
+
+async def test_regenerate_replaces_the_answer(node_oracle: Path) -> None:
+    # useChat's regenerate(): the page drops the answer (and all after it) and posts the
+    # messages up to its user message with trigger "regenerate-message".
+    model = faux_model(
+        [
+            FauxResponse([text("First answer.")]),
+            FauxResponse([text("Second answer.")]),
+            FauxResponse([text("Third answer.")]),
+            FauxResponse([text("Answer to the follow-up.")]),
+            FauxResponse([text("Fourth answer.")]),
+        ]
+    )
+    store = MemoryChatStore()
+    app = chat_app(lambda: Agent(model=model), store=store)
+    async with serving(app) as url:
+        first = await ask(node_oracle, url, "re", [user("hi")])
+        again = await ask(
+            node_oracle, url, "re", [user("hi")], "regenerate-message", first["message"]["id"]
+        )
+        chat = await same_as_transcript(url, "re", again)
+        assert again["message"]["id"] == first["message"]["id"]  # in the old answer's place
+        assert [m["role"] for m in chat["messages"]] == ["user", "assistant"]
+        assert parts(again["message"])[-1]["text"] == "Second answer."
+        # With no messageId (regenerate() of the last message) the last answer is redone.
+        third = await ask(node_oracle, url, "re", [user("hi")], "regenerate-message")
+        chat = await same_as_transcript(url, "re", third)
+        assert parts(third["message"])[-1]["text"] == "Third answer."
+        # An earlier answer: everything after it goes, as on the page.
+        follow = [user("hi"), third["message"], user("and then?", "u2")]
+        await ask(node_oracle, url, "re", follow)
+        assert len((await transcript(url, "re"))["messages"]) == 4
+        fourth = await ask(
+            node_oracle, url, "re", [user("hi")], "regenerate-message", third["message"]["id"]
+        )
+        chat = await same_as_transcript(url, "re", fourth)
+    assert [m["role"] for m in chat["messages"]] == ["user", "assistant"]
+    assert parts(fourth["message"])[-1]["text"] == "Fourth answer."
+    saved = await store.load("re")
+    assert saved is not None and len(saved.messages) == 2

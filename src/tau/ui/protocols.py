@@ -112,8 +112,11 @@ class _AISDK:
 
     def prepare(self, chat: Chat, agent: Agent[Any], body: Mapping[str, Any]) -> PreparedRun:
         trigger = body.get("trigger", "submit-message")
-        if trigger != "submit-message":
-            raise HTTPError(400, f"trigger {shown(trigger)} is not supported (only submit-message)")
+        if trigger not in ("submit-message", "regenerate-message"):
+            raise HTTPError(
+                400,
+                f"trigger {shown(trigger)} is not supported (submit-message, regenerate-message)",
+            )
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise HTTPError(400, "messages must be a non-empty list of UIMessages")
@@ -121,7 +124,13 @@ class _AISDK:
         last = messages[-1]
         denied: set[str] = set()
         answers: dict[str, Approval] = {}
-        if isinstance(last, dict) and last.get("role") == "assistant":
+        if trigger == "regenerate-message":
+            message_id = _regenerate_from(chat, agent, messages)
+
+            def run(agent: Agent[Any]) -> Awaitable[RunResult[Any]]:
+                return agent.continue_()
+
+        elif isinstance(last, dict) and last.get("role") == "assistant":
             state = chat.state
             if state is None:
                 raise not_paused(chat)
@@ -155,6 +164,35 @@ class _AISDK:
             return [sse_frame({"type": "error", "errorText": text})]
 
         return PreparedRun(run, encode, failed, [DONE_FRAME], answers)
+
+
+def _regenerate_from(chat: Chat, agent: Agent[Any], messages: list[Any]) -> str:
+    """Set ``agent`` up to answer again (``useChat``'s ``regenerate()``); returns the id of
+    the answer it will stream.
+
+    The page sends its messages up to the user message whose answer is regenerated (the
+    answer and everything after it dropped): that is the chat's user message of the same
+    rank, whatever ids the page gave them. The chat's transcript is cut after it, so the
+    saved chat holds the new answer in place of the old one.
+    """
+    if chat.state is not None:
+        raise paused(chat)
+    last = messages[-1]
+    if not isinstance(last, dict) or last.get("role") != "user":
+        raise HTTPError(
+            400, "regenerate-message needs the messages up to a user message (its answer is redone)"
+        )
+    rank = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "user")
+    users = [i for i, m in enumerate(chat.messages) if isinstance(m, UserMessage)]
+    if rank > len(users):
+        raise HTTPError(
+            400,
+            f"chat {chat.id!r} has {len(users)} user message(s): there is no answer to user "
+            f"message {rank} to regenerate",
+        )
+    keep = users[rank - 1] + 1
+    agent.replace_messages(chat.messages[:keep])
+    return f"m{keep}"
 
 
 def ai_sdk_protocol() -> Protocol:
