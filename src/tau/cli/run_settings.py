@@ -26,7 +26,7 @@ def _warn(text: str) -> None:
     sys.stderr.write(f"tau: warning: {text}\n")
 
 
-def _or_an_extensions(args: argparse.Namespace, find: Callable[[], Model]) -> Model:
+def _or_an_extensions_model(args: argparse.Namespace, find: Callable[[], Model]) -> Model:
     """``find()``; when the model it names is unknown, it may be one an extension adds: the
     extensions are loaded first (as the run loads them later) and ``find`` tries again."""
     try:
@@ -48,7 +48,7 @@ def _session_model(args: argparse.Namespace, entry: dict[str, Any] | None) -> Mo
     if entry is None:
         return None
     try:
-        model = _or_an_extensions(args, lambda: model_from_entry(entry))
+        model = _or_an_extensions_model(args, lambda: model_from_entry(entry))
         check_credentials(model)
     except (UsageError, ModelChoiceError) as exc:
         name = f"{entry.get('provider')}/{entry.get('modelId')}"
@@ -123,7 +123,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     if args.model is None and args.base_url is None and session is not None:
         model = _session_model(args, session.model_entry)
     if model is None:
-        model = _or_an_extensions(args, lambda: choose_model(args.model, base_url=args.base_url))
+        model = _or_an_extensions_model(
+            args, lambda: choose_model(args.model, base_url=args.base_url)
+        )
         use_api_key(getattr(args, "api_key", None), model)
         check_credentials(model)
     thinking = args.thinking

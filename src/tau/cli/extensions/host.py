@@ -426,7 +426,7 @@ def join_flag_values(
 ) -> list[str] | None:
     """``argv`` with each ``--name VALUE`` of a declared flag that takes a value (its default
     is a string) written ``--name=VALUE``; None when ``given`` has no such flag bare."""
-    wanted = {g[2:] for g in given if "=" not in g and isinstance(declared.get(g[2:], 0), str)}
+    wanted = {g[2:] for g in given if "=" not in g and isinstance(declared.get(g[2:]), str)}
     if not wanted:
         return None
     joined: list[str] = []

@@ -131,4 +131,4 @@ class GeminiCliDecoder(GoogleDecoder):
         """Apply one decoded chunk."""
         inner = chunk.get("response")
         # dict, not Mapping: parsed JSON is made of dicts, and an ABC check costs per chunk.
-        GoogleDecoder.apply(self, inner if isinstance(inner, dict) else chunk)
+        super().apply(inner if isinstance(inner, dict) else chunk)
