@@ -476,13 +476,19 @@ def mistral_text_case() -> Case:
 
 
 def _google_chunk(parts: list[dict[str, Any]], i: int, finish: str | None = None) -> bytes:
-    # As Gemini sends them: every chunk repeats the usage so far.
+    # As Gemini sends them (the recordings in shared/fixtures/recorded/pydantic-ai/test_google):
+    # every chunk repeats the usage so far and the response id, and lines end in CRLF.
     candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
     if finish:
         candidate["finishReason"] = finish
     usage = {"promptTokenCount": 1200, "candidatesTokenCount": i, "totalTokenCount": 1200 + i}
-    data = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-2.5-flash"}
-    return sse(data)
+    data = {
+        "candidates": [candidate],
+        "usageMetadata": usage,
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "w1peaMz6INOvnvgPgYfPiQY",
+    }
+    return sse(data).replace(b"\n", b"\r\n")
 
 
 def _google_model(base_url: str) -> Model:
@@ -762,16 +768,22 @@ def cases() -> list[Case]:
 
 
 async def bare_loop(url: str, client: httpx2.AsyncClient) -> int:
-    """httpx2 + split on blank lines + json.loads of each data payload; returns the count."""
+    """httpx2 + split on blank lines + json.loads of each data payload; returns the count.
+
+    Lines end as the first chunk's do: in LF, or in CRLF as Google's do."""
     count = 0
     buffer = b""
     loads = json.loads
+    newline = b""
     async with client.stream("POST", url, json={"stream": True}) as response:
         async for chunk in response.aiter_bytes():
             buffer += chunk
-            *records, buffer = buffer.split(b"\n\n")
+            if not newline:
+                newline = b"\r\n" if b"\r\n" in buffer else b"\n"
+                blank = newline * 2
+            *records, buffer = buffer.split(blank)
             for record in records:
-                for line in record.split(b"\n"):
+                for line in record.split(newline):
                     if line.startswith(b"data: "):
                         if line != b"data: [DONE]":  # chat completions' end marker
                             loads(line[6:])

@@ -54,8 +54,24 @@ async def collect(url: str, **options: Any) -> list[SSEEvent]:
         return [event async for event in response]
 
 
+async def collect_batches(url: str) -> list[list[SSEEvent]]:
+    async with open_stream({}, "POST", url + "/v1/x", json={}) as response:
+        return [batch async for batch in response.event_batches()]
+
+
 def ok() -> Reply:
     return Reply(200, SSE_HEADERS, [OK_STREAM])
+
+
+async def test_event_batches_give_each_chunks_events_together() -> None:
+    # What adapters read: one list per chunk that completes events, never an empty one, and
+    # an event left unterminated at the end of the body in the last.
+    body = [OK_STREAM, 0.05, b'data: {"n":3}\n', 0.05, b"\n", 0.05, b'data: {"n":4}']
+    async with LocalServer([Reply(200, SSE_HEADERS, body)]) as server:
+        batches = await collect_batches(server.url)
+    assert batches[0] == [SSEEvent("a", '{"n":1}'), SSEEvent("b", '{"n":2}')]
+    assert all(batches)
+    assert [e.data for batch in batches for e in batch] == [f'{{"n":{n}}}' for n in range(1, 5)]
 
 
 async def test_streams_events_through_the_shared_client() -> None:

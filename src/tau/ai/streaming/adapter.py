@@ -157,8 +157,13 @@ async def run_http_adapter(
                         raise oversized_event(limit, "a binary event frame")
             else:
                 feed = cast(EventDecoder, decoder).feed
-                async for event in response:
-                    if not feed(event.data, event.event):
+                async for events in response.event_batches():
+                    ended = False
+                    for event in events:
+                        if not feed(event.data, event.event):
+                            ended = True  # the protocol's last event: what follows is not read
+                            break
+                    if ended:
                         break
     except ProviderHTTPError as exc:
         if explain is None:

@@ -39,19 +39,22 @@ def map_finish_reason(reason: str) -> StopReason:
 
 def apply_usage(usage: Usage, meta: Mapping[str, Any]) -> None:
     """Fill ``usage`` from one ``usageMetadata`` (each one replaces the previous counts)."""
-    prompt = meta.get("promptTokenCount") or 0
-    cached = meta.get("cachedContentTokenCount") or 0
-    tool_prompt = meta.get("toolUsePromptTokenCount") or 0
-    thoughts = meta.get("thoughtsTokenCount")
-    usage.input = max(0, prompt - cached) + tool_prompt
-    usage.output = (meta.get("candidatesTokenCount") or 0) + (thoughts or 0)
+    get = meta.get  # every chunk repeats the usage: this runs once per event
+    prompt = get("promptTokenCount") or 0
+    cached = get("cachedContentTokenCount") or 0
+    thoughts = get("thoughtsTokenCount")
+    usage.input = (prompt - cached if prompt > cached else 0) + (
+        get("toolUsePromptTokenCount") or 0
+    )
+    usage.output = (get("candidatesTokenCount") or 0) + (thoughts or 0)
     usage.cache_read = cached
     usage.cache_write = 0
     usage.reasoning = thoughts
-    usage.total_tokens = meta.get("totalTokenCount") or (usage.input + usage.output + cached)
+    usage.total_tokens = get("totalTokenCount") or (usage.input + usage.output + cached)
 
 
 _call_ids = itertools.count(1)
+_ABSENT: Any = object()
 
 
 class GoogleDecoder:
@@ -72,15 +75,18 @@ class GoogleDecoder:
     without a name never creates a call.
     """
 
-    __slots__ = ("_builder", "_call", "_finish", "_ids", "_writer")
+    __slots__ = ("_builder", "_call", "_finish", "_ids", "_index", "_opening", "_writer")
 
     def __init__(self, builder: MessageBuilder) -> None:
         self._builder = builder
         self._ids: set[str] = set()
         self._finish: str | None = None
-        # The call whose arguments are streaming (its id, the builder key), and the writer of
-        # their JSON text.
+        # Until a chunk gives the response id (Gemini repeats it in every chunk).
+        self._opening = True
+        # The call whose arguments are streaming (its id, the builder key, and its content
+        # index), and the writer of their JSON text.
         self._call: str | None = None
+        self._index = 0
         self._writer: PathJsonWriter | None = None
 
     def feed(self, data: str, event: str = "message") -> bool:
@@ -100,34 +106,65 @@ class GoogleDecoder:
             message = error.get("message") if isinstance(error, Mapping) else None
             raise ProviderError(f"Google API error: {message or json.dumps(error)}")
         builder = self._builder
-        builder.start()
-        if builder.message.response_id is None:
+        if self._opening:
+            builder.start()
             builder.response_id(chunk.get("responseId"))
-        candidates = chunk.get("candidates")
-        if candidates:
-            candidate = candidates[0]
-            content = candidate.get("content")
-            if content:
-                for part in content.get("parts") or ():
-                    self._part(part)
-            reason = candidate.get("finishReason")
-            if reason:
-                self._finish = reason
-                message = candidate.get("finishMessage")
-                if map_finish_reason(reason) == "error":
-                    builder.message.error_message = f"Gemini stopped with {reason}" + (
-                        f": {message}" if message else ""
+            self._opening = builder.message.response_id is None
+        writer = self._writer
+        if writer is None or writer.open_string is None or not self._next_piece(chunk, writer):
+            candidates = chunk.get("candidates")
+            if candidates:
+                candidate = candidates[0]
+                content = candidate.get("content")
+                if content:
+                    for part in content.get("parts") or ():
+                        self._part(part)
+                reason = candidate.get("finishReason")
+                if reason:
+                    self._finish = reason
+                    message = candidate.get("finishMessage")
+                    if map_finish_reason(reason) == "error":
+                        builder.message.error_message = f"Gemini stopped with {reason}" + (
+                            f": {message}" if message else ""
+                        )
+            else:
+                feedback = chunk.get("promptFeedback")
+                if isinstance(feedback, Mapping) and feedback.get("blockReason"):
+                    self._finish = "BLOCKED"
+                    builder.message.error_message = "Gemini blocked the prompt: " + str(
+                        feedback.get("blockReasonMessage") or feedback["blockReason"]
                     )
-        else:
-            feedback = chunk.get("promptFeedback")
-            if isinstance(feedback, Mapping) and feedback.get("blockReason"):
-                self._finish = "BLOCKED"
-                builder.message.error_message = "Gemini blocked the prompt: " + str(
-                    feedback.get("blockReasonMessage") or feedback["blockReason"]
-                )
         meta = chunk.get("usageMetadata")
         if meta:
             apply_usage(builder.message.usage, meta)
+
+    def _next_piece(self, chunk: Mapping[str, Any], writer: PathJsonWriter) -> bool:
+        """Apply ``chunk`` if it is the usual one while a string argument is open (its one
+        part continues that string and nothing else); False to leave it to the general path."""
+        # One chunk per ~100 characters of a long argument: subscripts in a try cost nothing
+        # when they hold, and any other shape raises or fails a test below.
+        try:
+            (candidate,) = chunk["candidates"]
+            (part,) = candidate["content"]["parts"]
+            call = part["functionCall"]
+            (value,) = call["partialArgs"]
+            piece = value["stringValue"]
+        except (KeyError, TypeError, ValueError):
+            return False
+        if (
+            piece.__class__ is not str
+            or value.get("jsonPath") != writer.open_string
+            or "name" in call
+            or "finishReason" in candidate
+            or part.get("thoughtSignature")
+            or "text" in part
+        ):
+            return False
+        more = value.get("willContinue") is True
+        self._builder.tool_call_delta(self._index, writer.add_to_string(piece, more))
+        if not (more or call.get("willContinue") is True):
+            self._end_call()
+        return True
 
     def _part(self, part: Mapping[str, Any]) -> None:
         builder = self._builder
@@ -160,10 +197,11 @@ class GoogleDecoder:
             return
         call = part.get("functionCall")
         # dict, not Mapping: parsed JSON is made of dicts, and an ABC check costs per part.
-        if isinstance(call, dict):
-            self._function_call(call, signature)
-        # Server-side tool parts (executableCode, codeExecutionResult, toolCall…) carry nothing
-        # tau models; the text the model writes about them arrives as text parts.
+        if call.__class__ is not dict:
+            # Server-side tool parts (executableCode, codeExecutionResult, toolCall…) carry
+            # nothing tau models; the text the model writes about them arrives as text parts.
+            return
+        self._function_call(call, signature)
 
     def _function_call(self, call: Mapping[str, Any], signature: str | None) -> None:
         builder = self._builder
@@ -180,8 +218,10 @@ class GoogleDecoder:
             if isinstance(args, dict):
                 builder.tool_call(id, id=id, name=name, arguments=args, thought_signature=signature)
                 return
-            builder.tool_call(id, id=id, name=name, thought_signature=signature)
+            index = builder.tool_call(id, id=id, name=name, thought_signature=signature)
+            assert index is not None
             self._call = id
+            self._index = index
             self._writer = PathJsonWriter()
         elif self._call is None:
             if call.get("partialArgs") or call.get("args"):
@@ -208,38 +248,49 @@ class GoogleDecoder:
         assert key is not None and writer is not None
         if not isinstance(values, list):
             raise self._bad_arguments(f"partialArgs is not a list: {values!r}"[:200])
-        more = False
-        pieces: list[str] = []
-        for value in values:
-            if not isinstance(value, dict):
-                raise self._bad_arguments(f"a partialArgs entry is not an object: {value!r}"[:200])
-            path = value.get("jsonPath")
-            if not isinstance(path, str):
-                raise self._bad_arguments(f"a partialArgs entry has no jsonPath: {value!r}"[:200])
-            continues = value.get("willContinue") is True
-            more = more or continues
-            if "stringValue" in value:
-                scalar = value["stringValue"]
-                if not isinstance(scalar, str):
-                    raise self._bad_arguments(f"stringValue at {path} is not a string")
-            elif "numberValue" in value:
-                scalar = value["numberValue"]
-                if not isinstance(scalar, int | float) or isinstance(scalar, bool):
-                    raise self._bad_arguments(f"numberValue at {path} is not a number")
-            elif "boolValue" in value:
-                scalar = value["boolValue"]
-                if not isinstance(scalar, bool):
-                    raise self._bad_arguments(f"boolValue at {path} is not a boolean")
-            elif "nullValue" in value:
-                scalar = None
-            else:
-                continue  # no value to place
-            try:
-                pieces.append(writer.add(path, scalar, more=continues))
-            except JsonPathError as exc:
-                raise self._bad_arguments(str(exc)) from None
-        self._builder.tool_call(key, args_delta="".join(pieces))
+        if len(values) == 1:
+            # The usual part: one value (the next piece of a long string).
+            text, more = self._value(writer, values[0])
+        else:
+            more = False
+            pieces: list[str] = []
+            for value in values:
+                piece, continues = self._value(writer, value)
+                pieces.append(piece)
+                more = more or continues
+            text = "".join(pieces)
+        if text:
+            self._builder.tool_call_delta(self._index, text)
         return more
+
+    def _value(self, writer: PathJsonWriter, value: Any) -> tuple[str, bool]:
+        """The JSON text of one ``partialArgs`` entry, and whether its string continues."""
+        if not isinstance(value, dict):
+            raise self._bad_arguments(f"a partialArgs entry is not an object: {value!r}"[:200])
+        path = value.get("jsonPath")
+        if not isinstance(path, str):
+            raise self._bad_arguments(f"a partialArgs entry has no jsonPath: {value!r}"[:200])
+        continues = value.get("willContinue") is True
+        scalar = value.get("stringValue", _ABSENT)
+        if scalar is not _ABSENT:
+            if not isinstance(scalar, str):
+                raise self._bad_arguments(f"stringValue at {path} is not a string")
+        elif "numberValue" in value:
+            scalar = value["numberValue"]
+            if not isinstance(scalar, int | float) or isinstance(scalar, bool):
+                raise self._bad_arguments(f"numberValue at {path} is not a number")
+        elif "boolValue" in value:
+            scalar = value["boolValue"]
+            if not isinstance(scalar, bool):
+                raise self._bad_arguments(f"boolValue at {path} is not a boolean")
+        elif "nullValue" in value:
+            scalar = None
+        else:
+            return "", continues  # no value to place
+        try:
+            return writer.add(path, scalar, continues), continues
+        except JsonPathError as exc:
+            raise self._bad_arguments(str(exc)) from None
 
     def _bad_arguments(self, problem: str) -> ProviderError:
         block = self._builder.block(self._call)

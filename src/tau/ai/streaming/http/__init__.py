@@ -7,6 +7,7 @@ never does). Usage from an adapter::
     async with open_stream(options, "POST", url, headers=headers, content=body) as response:
         async for event in response:          # SSEEvent, decoded as bytes arrive
             ...
+        # or: async for events in response.event_batches(), the events of each chunk
 
 Most adapters do not call it directly: :func:`tau.ai.providers.run_http_adapter` does.
 

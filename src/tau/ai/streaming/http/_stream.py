@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, cast, overload
 from urllib.parse import urlsplit
 
 import httpx2
@@ -71,7 +71,17 @@ class HTTPStream:
 
     def chunks(self) -> AsyncIterator[bytes]:
         """The decoded body bytes as they arrive."""
-        iterator = self._chunks()
+        iterator = self._read(None)
+        self._iterator = iterator
+        return iterator
+
+    def event_batches(self) -> AsyncIterator[list[SSEEvent]]:
+        """The server-sent events, as the list each chunk of the body completes (never empty).
+
+        What an adapter reads: one step of one generator per chunk, however many events the
+        chunk holds, where iterating the stream itself costs a second generator per event.
+        """
+        iterator = self._read(SSEDecoder(self.max_line_bytes))
         self._iterator = iterator
         return iterator
 
@@ -80,7 +90,18 @@ class HTTPStream:
         self._iterator = iterator
         return iterator
 
-    async def _chunks(self) -> AsyncGenerator[bytes, None]:
+    async def _events(self) -> AsyncGenerator[SSEEvent, None]:
+        async for events in self._read(SSEDecoder(self.max_line_bytes)):
+            for event in events:
+                yield event
+
+    @overload
+    def _read(self, decoder: None) -> AsyncGenerator[bytes, None]: ...
+    @overload
+    def _read(self, decoder: SSEDecoder) -> AsyncGenerator[list[SSEEvent], None]: ...
+    async def _read(self, decoder: SSEDecoder | None) -> AsyncGenerator[Any, None]:
+        """The body's chunks, or with ``decoder`` the events each completes; one generator
+        for both, reading httpx's own, since each level costs every chunk a resumption."""
         watchdog = self._watchdog
         clock = watchdog.clock
         first = True
@@ -91,22 +112,22 @@ class HTTPStream:
                     watchdog.data()
                 else:
                     watchdog.last = clock()
-                yield chunk
+                if decoder is None:
+                    yield chunk
+                else:
+                    events = decoder.feed(chunk)
+                    if events:
+                        yield events
                 if self.hold is not None:
                     await self.hold(watchdog)
         except httpx2.TransportError as exc:
             raise ProviderConnectionError(
                 f"Connection to {self.host} lost while streaming: {describe_error(exc)}"
             ) from exc
-
-    async def _events(self) -> AsyncGenerator[SSEEvent, None]:
-        decoder = SSEDecoder(self.max_line_bytes)
-        feed = decoder.feed
-        async for chunk in self._chunks():
-            for event in feed(chunk):
-                yield event
-        for event in decoder.close():
-            yield event
+        if decoder is not None:
+            events = decoder.close()
+            if events:
+                yield events
 
     async def _finish(self, drain: bool) -> None:
         # An adapter stops reading at the protocol's last event; the end of the HTTP body
