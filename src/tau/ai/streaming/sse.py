@@ -134,10 +134,10 @@ class SSEDecoder:
             if not chunk:
                 return []
         # Parts held from earlier chunks never contain a line end, so this chunk says whether
-        # any CR is in play. Servers end lines in LF (most) or CRLF (Google) throughout: a
-        # split on that (a memchr) replaces splitlines, which tests every byte (8 instructions
-        # each); a lone CR or a mix takes splitlines.
-        crlf = b"\r" in chunk
+        # any CR is in play; without one (most servers), a split on LF does what splitlines
+        # does, a little faster. (13 in chunk: a memchr; b"\r" in chunk first tries the
+        # argument as an int and pays for the TypeError, 10 times the cost.)
+        crlf = 13 in chunk
         cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) if crlf else chunk.rfind(b"\n")
         if cut < 0:
             self._held += len(chunk)
@@ -151,15 +151,14 @@ class SSEDecoder:
             self._parts = []
         else:
             data = chunk
-        lines = data.split(b"\r\n" if crlf else b"\n")
-        if crlf and not (len(lines) - 1 == data.count(b"\n") == data.count(b"\r")):
-            # A lone CR, or CRLF and LF mixed: the general rule.
+        if crlf:
             lines = data.splitlines()
             if cut + 1 < len(chunk):  # the chunk ends inside a line
                 self._parts.append(lines.pop())
             elif data[-1] == 13:
                 self._skip_lf = True  # the LF of this CRLF may open the next chunk
         else:
+            lines = data.split(b"\n")
             rest = lines.pop()  # what follows the last line end: empty when the chunk ends one
             if rest:
                 self._parts.append(rest)
