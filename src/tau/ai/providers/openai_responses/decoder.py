@@ -203,7 +203,13 @@ class OpenAIResponsesDecoder(JsonEventDecoder):
     def _on_text_delta(self, event: JsonDict) -> None:
         delta = event.get("delta")
         if delta and delta.__class__ is str:
-            self._builder.text(self._text_item(event).key, delta)
+            # The usual delta names its item by output_index: looked up here, one call less
+            # for every token; anything else is _text_item's.
+            index = event.get("output_index")
+            item = self._items.get(index) if isinstance(index, int) else None
+            if item is None or item.kind != "message":
+                item = self._text_item(event)
+            self._builder.text(item.key, delta)
 
     # ----------------------------------------------------------------------- function calls
 
