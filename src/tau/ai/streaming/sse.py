@@ -133,13 +133,12 @@ class SSEDecoder:
             chunk = head[3:] if head.startswith(_BOM) else head
             if not chunk:
                 return []
-        # Parts held from earlier chunks never contain a line end, so this chunk says whether
-        # any CR is in play; without one (most servers), a split on LF does what splitlines
-        # does, a little faster. (13 in chunk: a memchr; b"\r" in chunk first tries the
-        # argument as an int and pays for the TypeError, 10 times the cost.)
-        crlf = 13 in chunk
-        cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) if crlf else chunk.rfind(b"\n")
-        if cut < 0:
+        # Byte tests by int (10 in chunk: a memchr; b"\n" in chunk first tries the argument as
+        # an int and pays for the TypeError, 10 times the cost), and no search at all for the
+        # usual chunk, which ends a line.
+        last = chunk[-1]
+        ends_line = last == 10 or last == 13
+        if not ends_line and 10 not in chunk and 13 not in chunk:
             self._held += len(chunk)
             if self._held > self._limit:
                 raise oversized_event(self._limit)
@@ -151,11 +150,14 @@ class SSEDecoder:
             self._parts = []
         else:
             data = chunk
-        if crlf:
+        # Parts held from earlier chunks never contain a line end, so this chunk says whether
+        # any CR is in play; without one (most servers), a split on LF does what splitlines
+        # does, a little faster.
+        if 13 in chunk:
             lines = data.splitlines()
-            if cut + 1 < len(chunk):  # the chunk ends inside a line
+            if not ends_line:
                 self._parts.append(lines.pop())
-            elif data[-1] == 13:
+            elif last == 13:
                 self._skip_lf = True  # the LF of this CRLF may open the next chunk
         else:
             lines = data.split(b"\n")

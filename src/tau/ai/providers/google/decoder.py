@@ -118,7 +118,16 @@ class GoogleDecoder:
                 content = candidate.get("content")
                 if content:
                     for part in content.get("parts") or ():
-                        self._part(part)
+                        text = part.get("text")
+                        if text and "thoughtSignature" not in part:
+                            # The one part per token, here rather than in _part: more of the
+                            # current block, or a new one.
+                            if part.get("thought") is True:
+                                builder.thinking(None, text)
+                            else:
+                                builder.text(None, text)
+                        else:
+                            self._part(part)
                 reason = candidate.get("finishReason")
                 if reason:
                     self._finish = reason
@@ -172,13 +181,6 @@ class GoogleDecoder:
         text = part.get("text")
         if text is not None:
             thought = part.get("thought") is True
-            if signature is None and text:
-                # The one part per token: more of the current block, or a new one.
-                if thought:
-                    builder.thinking(None, text)
-                else:
-                    builder.text(None, text)
-                return
             current = builder.block(None)
             if thought:
                 if isinstance(current, ThinkingContent):

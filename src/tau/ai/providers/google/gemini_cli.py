@@ -131,4 +131,5 @@ class GeminiCliDecoder(GoogleDecoder):
         """Apply one decoded chunk."""
         inner = chunk.get("response")
         # dict, not Mapping: parsed JSON is made of dicts, and an ABC check costs per chunk.
-        super().apply(inner if isinstance(inner, dict) else chunk)
+        # The base named, not super(): building the super object costs 0.2 µs every chunk.
+        GoogleDecoder.apply(self, inner if isinstance(inner, dict) else chunk)
