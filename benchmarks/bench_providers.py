@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -653,7 +654,10 @@ CODEX_TOKEN = ".".join(
 GEMINI_CLI_KEY = json.dumps({"token": "ya29.bench", "projectId": "proj"})
 
 
+@functools.lru_cache(maxsize=8)
 def _codex_model(base_url: str) -> Model:
+    # Built once per server, as a user builds a model once: the short streams' 25 requests
+    # measure tau's request, not this harness's dataclasses.replace.
     return replace(
         _responses_model(base_url), api="openai-codex-responses", provider="openai-codex"
     )

@@ -56,6 +56,13 @@ def oversized_event(limit: int, what: str = "an event") -> ProviderError:
     )
 
 
+_NAMES_KEPT = 64
+_NAME_BYTES_KEPT = 128
+"""How many distinct ``event:`` lines an :class:`SSEDecoder` keeps decoded, and the longest
+it keeps: a stream naming its events otherwise is decoded line by line (memory stays bounded
+whatever a server sends)."""
+
+
 @dataclass(slots=True)
 class SSEEvent:
     """One dispatched server-sent event."""
@@ -93,6 +100,7 @@ class SSEDecoder:
         "_held",
         "_id",
         "_limit",
+        "_names",
         "_parts",
         "_retry",
         "_skip_lf",
@@ -110,6 +118,7 @@ class SSEDecoder:
         self._retry: int | None = None
         self._skip_lf = False
         self._started = False
+        self._names: dict[bytes, str] = {}
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Decode ``chunk``; returns the events it completed (often none or one)."""
@@ -200,7 +209,13 @@ class SSEDecoder:
                 data.append(line[6:])
                 continue
             if line.startswith(b"event: "):
-                self._event = line[7:].decode("utf-8", "replace")
+                # A stream names its events from a small set: each line is decoded once.
+                known = self._names.get(line)
+                if known is None:
+                    known = line[7:].decode("utf-8", "replace")
+                    if len(line) <= _NAME_BYTES_KEPT and len(self._names) < _NAMES_KEPT:
+                        self._names[line] = known
+                self._event = known
                 continue
             name, _, value = line.partition(b":")
             if not name:
