@@ -138,7 +138,7 @@ class PathJsonWriter:
         """The path of a string still awaiting its next piece (None when none is); read it,
         the writer sets it."""
 
-    def add(self, path: str, value: Any, more: bool = False) -> str:
+    def add(self, path: str, value: Any, *, more: bool = False) -> str:
         """The text that appends ``value`` (str, int, float, bool or None) at ``path``.
 
         ``more`` says that the string continues in the next value for the same path.

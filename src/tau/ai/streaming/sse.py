@@ -56,11 +56,11 @@ def oversized_event(limit: int, what: str = "an event") -> ProviderError:
     )
 
 
+# How many distinct ``event:`` lines an SSEDecoder keeps decoded, and the longest it keeps:
+# a stream naming its events otherwise is decoded line by line (memory stays bounded whatever
+# a server sends).
 _NAMES_KEPT = 64
 _NAME_BYTES_KEPT = 128
-"""How many distinct ``event:`` lines an :class:`SSEDecoder` keeps decoded, and the longest
-it keeps: a stream naming its events otherwise is decoded line by line (memory stays bounded
-whatever a server sends)."""
 
 
 @dataclass(slots=True)

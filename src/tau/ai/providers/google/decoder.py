@@ -54,7 +54,6 @@ def apply_usage(usage: Usage, meta: Mapping[str, Any]) -> None:
 
 
 _call_ids = itertools.count(1)
-_ABSENT: Any = object()
 
 
 class GoogleDecoder:
@@ -75,14 +74,12 @@ class GoogleDecoder:
     without a name never creates a call.
     """
 
-    __slots__ = ("_builder", "_call", "_finish", "_ids", "_index", "_opening", "_writer")
+    __slots__ = ("_builder", "_call", "_finish", "_ids", "_index", "_writer")
 
     def __init__(self, builder: MessageBuilder) -> None:
         self._builder = builder
         self._ids: set[str] = set()
         self._finish: str | None = None
-        # Until a chunk gives the response id (Gemini repeats it in every chunk).
-        self._opening = True
         # The call whose arguments are streaming (its id, the builder key, and its content
         # index), and the writer of their JSON text.
         self._call: str | None = None
@@ -106,10 +103,9 @@ class GoogleDecoder:
             message = error.get("message") if isinstance(error, Mapping) else None
             raise ProviderError(f"Google API error: {message or json.dumps(error)}")
         builder = self._builder
-        if self._opening:
+        if builder.message.response_id is None:  # Gemini repeats the id in every chunk
             builder.start()
             builder.response_id(chunk.get("responseId"))
-            self._opening = builder.message.response_id is None
         writer = self._writer
         if writer is None or writer.open_string is None or not self._next_piece(chunk, writer):
             candidates = chunk.get("candidates")
@@ -199,11 +195,10 @@ class GoogleDecoder:
             return
         call = part.get("functionCall")
         # dict, not Mapping: parsed JSON is made of dicts, and an ABC check costs per part.
-        if call.__class__ is not dict:
-            # Server-side tool parts (executableCode, codeExecutionResult, toolCall…) carry
-            # nothing tau models; the text the model writes about them arrives as text parts.
-            return
-        self._function_call(call, signature)
+        if isinstance(call, dict):
+            self._function_call(call, signature)
+        # Server-side tool parts (executableCode, codeExecutionResult, toolCall…) carry nothing
+        # tau models; the text the model writes about them arrives as text parts.
 
     def _function_call(self, call: Mapping[str, Any], signature: str | None) -> None:
         builder = self._builder
@@ -245,22 +240,17 @@ class GoogleDecoder:
 
     def _arguments(self, values: Any) -> bool:
         """Append streamed argument values; True if one says more follows for its path."""
-        key = self._call
         writer = self._writer
-        assert key is not None and writer is not None
+        assert writer is not None
         if not isinstance(values, list):
             raise self._bad_arguments(f"partialArgs is not a list: {values!r}"[:200])
-        if len(values) == 1:
-            # The usual part: one value (the next piece of a long string).
-            text, more = self._value(writer, values[0])
-        else:
-            more = False
-            pieces: list[str] = []
-            for value in values:
-                piece, continues = self._value(writer, value)
-                pieces.append(piece)
-                more = more or continues
-            text = "".join(pieces)
+        more = False
+        pieces: list[str] = []
+        for value in values:
+            piece, continues = self._value(writer, value)
+            pieces.append(piece)
+            more = more or continues
+        text = "".join(pieces)
         if text:
             self._builder.tool_call_delta(self._index, text)
         return more
@@ -273,8 +263,8 @@ class GoogleDecoder:
         if not isinstance(path, str):
             raise self._bad_arguments(f"a partialArgs entry has no jsonPath: {value!r}"[:200])
         continues = value.get("willContinue") is True
-        scalar = value.get("stringValue", _ABSENT)
-        if scalar is not _ABSENT:
+        if "stringValue" in value:
+            scalar = value["stringValue"]
             if not isinstance(scalar, str):
                 raise self._bad_arguments(f"stringValue at {path} is not a string")
         elif "numberValue" in value:
@@ -290,7 +280,7 @@ class GoogleDecoder:
         else:
             return "", continues  # no value to place
         try:
-            return writer.add(path, scalar, continues), continues
+            return writer.add(path, scalar, more=continues), continues
         except JsonPathError as exc:
             raise self._bad_arguments(str(exc)) from None
 
