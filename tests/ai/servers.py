@@ -50,6 +50,8 @@ class Request:
     path: str
     headers: dict[str, str]
     body: bytes
+    header_lines: list[tuple[str, str]] = field(default_factory=list)
+    """Every header line as sent (name lower-cased), repeats included."""
 
 
 Handler = Callable[[Request], "Reply | Awaitable[Reply]"]
@@ -218,14 +220,15 @@ async def _read_request(reader: asyncio.StreamReader) -> Request | None:
         return None
     lines = head.decode("latin-1").split("\r\n")
     method, path, _ = lines[0].split(" ", 2)
-    headers: dict[str, str] = {}
+    header_lines = []
     for line in lines[1:]:
         if ":" in line:
             name, value = line.split(":", 1)
-            headers[name.strip().lower()] = value.strip()
+            header_lines.append((name.strip().lower(), value.strip()))
+    headers = dict(header_lines)
     length = int(headers.get("content-length", "0"))
     body = await reader.readexactly(length) if length else b""
-    return Request(method, path, headers, body)
+    return Request(method, path, headers, body, header_lines)
 
 
 async def wait_until(condition: Callable[[], bool], limit: float = 10.0) -> None:
@@ -274,3 +277,50 @@ class ServerThread:
             self.url = server.url
             self._ready.set()
             await self._stop.wait()
+
+
+class SlowReader:
+    """A raw server on 127.0.0.1 that waits ``pause`` seconds before reading a request's body
+    (a slow uplink, as the client sees it: its writes wait once the socket buffers are full),
+    then answers ``answer`` as one event stream; with ``pause`` None it never reads the body
+    and never answers. ``received`` counts the body bytes read.
+
+        async with SlowReader(pause=0.5, answer=b"data: {}\\n\\n") as server:
+            ... server.url ...
+    """
+
+    def __init__(self, pause: float | None, answer: bytes = b"") -> None:
+        self.pause = pause
+        self.answer = answer
+        self.received = 0
+        self.url = ""
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Self:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            await asyncio.sleep(3600 if self.pause is None else self.pause)
+            while self.received < length:
+                chunk = await reader.read(1 << 20)
+                if not chunk:
+                    return
+                self.received += len(chunk)
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"content-length: %d\r\n\r\n%s" % (len(self.answer), self.answer)
+            )
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client gave up: what the hostile cases expect
+        finally:
+            writer.close()

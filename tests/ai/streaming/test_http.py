@@ -34,6 +34,7 @@ from tests.ai.servers import (
     STALL,
     LocalServer,
     Reply,
+    SlowReader,
     wait_until,
 )
 from tests.factories import sse
@@ -94,6 +95,48 @@ async def test_injected_client_is_used() -> None:
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as client:
         events = await collect("http://mock.invalid", client=client)
     assert [e.event for e in events] == ["a", "b"] and len(seen) == 1
+
+
+async def send(url: str, headers: dict[str, str], **options: Any) -> None:
+    async with open_stream(options, "POST", url, headers=headers, content=b"{}") as response:
+        assert [event async for event in response]
+
+
+async def test_the_request_headers_override_the_clients_in_any_case() -> None:
+    # What goes out is the client's own headers with the request's over them, whatever the
+    # case of either: one line per name, the request's value, as httpx's own merge does.
+    async with LocalServer([ok(), ok(), ok()]) as server:
+        await send(server.url + "/v1/x", {"User-Agent": "mine", "accept-ENCODING": "identity"})
+        async with httpx2.AsyncClient(
+            headers={"X-Team": "theirs", "user-agent": "theirs"}, params={"v": "1"}
+        ) as client:
+            await send(server.url + "/v1/x", {"x-team": "ours"}, client=client)
+        async with httpx2.AsyncClient(headers={"Accept": "x/y"}) as client:
+            await send(server.url + "/v1/x", {"accept": "text/event-stream"}, client=client)
+    shared, with_params, plain = server.requests
+    for request in server.requests:
+        names = [name for name, _ in request.header_lines]
+        assert len(names) == len(set(names)), request.header_lines
+        assert request.headers["content-length"] == "2"
+        assert request.headers["host"] == server.url.removeprefix("http://")
+    assert (
+        shared.headers["user-agent"] == "mine" and shared.headers["accept-encoding"] == "identity"
+    )
+    assert shared.headers["accept"] == "*/*"  # the client's defaults are kept
+    assert with_params.path == "/v1/x?v=1"
+    assert with_params.headers["x-team"] == "ours" and with_params.headers["user-agent"] == "theirs"
+    assert plain.headers["accept"] == "text/event-stream"
+
+
+async def test_cookies_a_server_sets_go_back_with_the_next_request() -> None:
+    # As from any httpx client (a load balancer's affinity cookie): the shared client keeps
+    # what the server set and sends it to that server again.
+    first = Reply(200, {**SSE_HEADERS, "set-cookie": "node=7; Path=/"}, [OK_STREAM])
+    async with LocalServer([first, ok()]) as server:
+        await send(server.url + "/v1/x", {})
+        await send(server.url + "/v1/x", {})
+    assert "cookie" not in server.requests[0].headers
+    assert server.requests[1].headers["cookie"] == "node=7"
 
 
 async def test_429_with_retry_after_then_success() -> None:
@@ -241,6 +284,19 @@ async def test_slow_headers_time_out_as_first_byte() -> None:
     async with LocalServer([Reply(200, SSE_HEADERS, [OK_STREAM], delay=5)]) as server:
         with pytest.raises(ProviderError, match="first-byte timeout"):
             await collect(server.url, timeout=0.3)
+
+
+async def test_a_large_body_on_a_slow_uplink_is_not_cut_by_the_connect_timeout() -> None:
+    # Writing the body is bounded by the first-byte limit (which runs from the moment the
+    # request is sent), not by the connect timeout: a body that takes longer than that to
+    # go out still arrives (16 MB: more than the socket buffers hold, so the write waits).
+    body = b"x" * (16 << 20)
+    async with SlowReader(pause=0.6, answer=OK_STREAM) as server:
+        options = {"timeout": {"connect": 0.2, "first_byte": 30}}
+        async with open_stream(options, "POST", server.url, content=body) as response:
+            events = [event async for event in response]
+    assert server.received == len(body)
+    assert [e.event for e in events] == ["a", "b"]
 
 
 async def test_stall_between_events_times_out() -> None:

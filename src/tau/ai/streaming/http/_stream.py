@@ -254,16 +254,20 @@ class open_stream:
         signal = options.get("signal")
         watchdog = self._watchdog
         assert watchdog is not None
-        timeout = httpx2.Timeout(connect=connect, read=None, write=connect, pool=connect)
+        # httpx's own form of its four timeouts. Only connecting is left to httpx: the
+        # watchdog's first-byte limit runs from the moment the request is sent, so it already
+        # bounds waiting for a pooled connection and writing the body, and then reading is
+        # its job. A write limit of its own would fail a large body on a slow uplink (each
+        # write waits for the socket to drain), and would cost every request two timers.
+        extensions = {"timeout": {"connect": connect, "read": None, "write": None, "pool": None}}
         report = request_report(self._method, self._url, self._headers)  # None: nobody listens
         attempt = 0
         while True:
             if signal is not None and signal.aborted:
                 raise AbortedError(signal.reason or ABORTED_MESSAGE)
-            request = client.build_request(
-                self._method, self._url, headers=self._headers, content=self._content,
-                timeout=timeout,
-            )  # fmt: skip
+            request = _build_request(
+                client, self._method, self._url, self._headers, self._content, extensions
+            )
             watchdog.arm()
             if report is not None:
                 report.attempt()
@@ -343,6 +347,39 @@ class open_stream:
             body.decode("utf-8", "replace"),
             response.headers,
         )
+
+
+def _build_request(
+    client: httpx2.AsyncClient,
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    content: bytes | None,
+    extensions: dict[str, Any],
+) -> httpx2.Request:
+    """``client.build_request(...)`` for what providers send, a third cheaper.
+
+    httpx merges the request's headers into a copy of the client's with a lookup and a
+    removal through the whole list per header: for a Codex request's seven headers, 59 µs
+    a request here against 37 µs this way (measured). For an absolute URL and a client
+    without query parameters, that merge does two things only: the request's header names
+    replace the client's, whatever their case, and the client's cookies go along. Any other
+    request goes through httpx's own merge.
+    """
+    if client.params or not url.startswith(_ABSOLUTE):
+        return client.build_request(
+            method, url, headers=headers, content=content, extensions=extensions
+        )
+    ours = httpx2.Headers(headers).raw  # each name and value checked as httpx checks them
+    replaced = {name.lower() for name, _ in ours}
+    merged = [item for item in client.headers.raw if item[0].lower() not in replaced]
+    merged += ours
+    return httpx2.Request(
+        method, url, headers=merged, content=content, cookies=client.cookies, extensions=extensions
+    )
+
+
+_ABSOLUTE = ("https://", "http://")
 
 
 def _http_error(response: httpx2.Response, body: bytes, host: str) -> ProviderHTTPError:
