@@ -72,7 +72,11 @@ _REASONS = {
 
 
 class LocalServer:
-    """Serves scripted replies on 127.0.0.1 (a free port) until stopped or ``lifetime`` ends."""
+    """Serves scripted replies on 127.0.0.1 (a free port) until stopped or ``lifetime`` ends.
+
+    ``body_delay``: seconds to wait after a request's head before reading its body (a slow
+    uplink), or :data:`STALL` never to read it.
+    """
 
     def __init__(
         self,
@@ -80,6 +84,7 @@ class LocalServer:
         *,
         lifetime: float = 60.0,
         max_requests: int = 10_000,
+        body_delay: float | object = 0.0,
     ) -> None:
         self._replies = list(replies) if not callable(replies) else []
         self._handler = replies if callable(replies) else None
@@ -88,6 +93,7 @@ class LocalServer:
         """How many connections were accepted so far."""
         self._lifetime = lifetime
         self._max_requests = max_requests
+        self._body_delay = body_delay
         self._server: asyncio.Server | None = None
         self._stopped = asyncio.Event()
         self._connections: set[asyncio.Task[None]] = set()
@@ -136,6 +142,13 @@ class LocalServer:
             await self._server.wait_closed()
             self._server = None
 
+    async def _before_body(self) -> None:
+        # A slow uplink, as the client sees it: its writes wait once the socket buffers fill.
+        if self._body_delay is STALL:
+            await self._stopped.wait()
+        elif isinstance(self._body_delay, int | float) and self._body_delay > 0:
+            await self._pause(self._body_delay)
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
@@ -144,7 +157,7 @@ class LocalServer:
         self.connections += 1
         try:
             while not self._stopped.is_set():
-                request = await _read_request(reader)
+                request = await _read_request(reader, self._before_body)
                 if request is None:
                     break
                 self.requests.append(request)
@@ -213,7 +226,9 @@ class LocalServer:
         return self._stopped.is_set()
 
 
-async def _read_request(reader: asyncio.StreamReader) -> Request | None:
+async def _read_request(
+    reader: asyncio.StreamReader, before_body: Callable[[], Awaitable[None]]
+) -> Request | None:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError:
@@ -227,6 +242,8 @@ async def _read_request(reader: asyncio.StreamReader) -> Request | None:
             header_lines.append((name.strip().lower(), value.strip()))
     headers = dict(header_lines)
     length = int(headers.get("content-length", "0"))
+    if length:
+        await before_body()
     body = await reader.readexactly(length) if length else b""
     return Request(method, path, headers, body, header_lines)
 
@@ -277,50 +294,3 @@ class ServerThread:
             self.url = server.url
             self._ready.set()
             await self._stop.wait()
-
-
-class SlowReader:
-    """A raw server on 127.0.0.1 that waits ``pause`` seconds before reading a request's body
-    (a slow uplink, as the client sees it: its writes wait once the socket buffers are full),
-    then answers ``answer`` as one event stream; with ``pause`` None it never reads the body
-    and never answers. ``received`` counts the body bytes read.
-
-        async with SlowReader(pause=0.5, answer=b"data: {}\\n\\n") as server:
-            ... server.url ...
-    """
-
-    def __init__(self, pause: float | None, answer: bytes = b"") -> None:
-        self.pause = pause
-        self.answer = answer
-        self.received = 0
-        self.url = ""
-        self._server: asyncio.Server | None = None
-
-    async def __aenter__(self) -> Self:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        assert self._server is not None
-        self._server.close()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
-            await asyncio.sleep(3600 if self.pause is None else self.pause)
-            while self.received < length:
-                chunk = await reader.read(1 << 20)
-                if not chunk:
-                    return
-                self.received += len(chunk)
-            writer.write(
-                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                b"content-length: %d\r\n\r\n%s" % (len(self.answer), self.answer)
-            )
-            await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass  # the client gave up: what the hostile cases expect
-        finally:
-            writer.close()
